@@ -1,0 +1,24 @@
+# Rebuilds every table and figure: `snakemake --cores all` (scale from params.yaml, default quick).
+# Rules are thin: each calls one step of `python -m unlearning`; see workflow/rules/*.smk.
+
+configfile: "params.yaml"
+
+
+report: "workflow/report/workflow.rst"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/features.smk"
+include: "workflow/rules/pretrain.smk"
+include: "workflow/rules/unlearn.smk"
+include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/report.smk"
+
+
+rule all:
+    input:
+        "reports/index.md",
+        "reports/index.html",
+        "reports/spine/metrics.csv",
+    default_target: True

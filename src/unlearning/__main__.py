@@ -1,0 +1,87 @@
+"""Command line: `python -m unlearning <step> --params params.yaml ...`; every rule calls one step.
+
+Parameters are validated before any work; errors print one line naming the key or file and exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+import torch
+
+from .config import ParamsError, load_checked
+from .data.datasets import DatasetUnavailable
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m unlearning", description=__doc__)
+    p.add_argument("--params", default="params.yaml", help="path of params.yaml (default: %(default)s)")
+    p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: engine.cpu_threads)")
+    sub = p.add_subparsers(dest="step", required=True)
+    sub.add_parser("check-params", help="validate params.yaml and exit")
+    s = sub.add_parser("prepare", help="raw dataset -> processed uint8 tensors")
+    s.add_argument("--dataset", required=True)
+    s.add_argument("--out", required=True)
+    s = sub.add_parser("features", help="processed tensors -> standardised features")
+    s.add_argument("--processed", required=True)
+    s.add_argument("--out", required=True)
+    for name in ("split", "pretrain", "unlearn", "evaluate", "report"):
+        s = sub.add_parser(name)
+        s.add_argument("--exp", required=True, choices=["spine"])
+        if name != "report":
+            s.add_argument("--features", required=True)
+        if name in ("pretrain", "unlearn", "evaluate"):
+            s.add_argument("--split", required=True)
+        if name in ("unlearn", "evaluate"):
+            s.add_argument("--method", required=True)
+        if name == "unlearn":
+            s.add_argument("--pretrain-dir", required=True)
+        if name == "evaluate":
+            s.add_argument("--models", required=True)
+            s.add_argument("--cost", required=True)
+        if name == "report":
+            s.add_argument("--results", nargs="+", required=True)
+            s.add_argument("--costs", nargs="+", required=True)
+            s.add_argument("--out-dir", required=True)
+        else:
+            s.add_argument("--out", required=True)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    try:
+        params = load_checked(args.params)
+        torch.set_num_threads(args.threads or params["engine"]["cpu_threads"])
+        from . import steps
+
+        if args.step == "check-params":
+            print(f"{args.params}: valid (scale {params['scale']})")
+        elif args.step == "prepare":
+            steps.step_prepare(params, args.dataset, args.out)
+        elif args.step == "features":
+            steps.step_features(params, args.processed, args.out)
+        elif args.step == "split":
+            steps.step_split(params, args.exp, args.features, args.out)
+        elif args.step == "pretrain":
+            steps.step_pretrain(params, args.exp, args.features, args.split, args.out)
+        elif args.step == "unlearn":
+            steps.step_unlearn(params, args.exp, args.method, args.features, args.split, args.pretrain_dir, args.out)
+        elif args.step == "evaluate":
+            steps.step_evaluate(params, args.exp, args.method, args.features, args.split, args.models, args.cost,
+                                args.out)
+        elif args.step == "report":
+            from .report import spine as report_spine
+
+            report_spine.write_report(params, args.results, args.costs, args.out_dir)
+    except (ParamsError, DatasetUnavailable, FileNotFoundError, KeyError) as err:
+        print(f"error: {err.args[0] if err.args else err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

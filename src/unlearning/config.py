@@ -1,0 +1,140 @@
+"""params.yaml: loading, schema validation, scale merging and the checks a schema cannot express.
+
+Every error is a `ParamsError` whose message is one line naming the key and what would be valid.
+"""
+
+from __future__ import annotations
+
+import copy
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+EXPERIMENTS = ("spine",)
+DATASET_INFO = {  # classes, image shape (C, H, W), official train size
+    "fashion_mnist": (10, (1, 28, 28), 60000),
+    "mnist": (10, (1, 28, 28), 60000),
+    "cifar10": (10, (3, 32, 32), 50000),
+    "svhn": (10, (3, 32, 32), 73257),
+    "synthetic": (10, (1, 28, 28), 2000),
+}
+MODELS_FOR_28X28_ONLY = ("cnn",)
+
+
+class ParamsError(ValueError):
+    """A parameter is unknown, of the wrong type or impossible; the message is one line."""
+
+
+def schema() -> dict:
+    text = resources.files("unlearning").joinpath("schemas/params.schema.yaml").read_text()
+    return yaml.safe_load(text)
+
+
+def load_params(path: str | Path) -> dict:
+    path = Path(path)
+    if not path.is_file():
+        raise ParamsError(f"{path}: file not found; pass --params with the path of a params.yaml")
+    try:
+        params = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as err:
+        raise ParamsError(f"{path}: not valid YAML ({' '.join(str(err).split())})") from None
+    if not isinstance(params, dict):
+        raise ParamsError(f"{path}: expected a mapping of parameters at the top level")
+    return params
+
+
+def deep_merge(base: dict, override: dict) -> dict:
+    merged = copy.deepcopy(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def _key_path(path) -> str:
+    return ".".join(str(p) for p in path) or "(top level)"
+
+
+def _one_line(error: jsonschema.ValidationError, prefix: str) -> str:
+    where = _key_path(error.absolute_path)
+    if error.validator == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        extra = sorted(set(error.instance) - set(allowed))
+        key = f"{where}.{extra[0]}" if error.absolute_path else extra[0]
+        return f"{prefix}{key}: unknown key; valid keys here: {', '.join(allowed)}"
+    if error.validator == "required":
+        return f"{prefix}{where}: {error.message}"
+    if error.validator == "oneOf":  # nullable numbers: report the non-null branch
+        causes = [c for c in error.context if c.validator != "type" or "null" not in str(c.schema)]
+        if causes:
+            return _one_line(causes[-1], prefix)
+    if error.validator == "propertyNames":
+        return f"{prefix}{where}.{error.instance}: unknown key in a scale override; {error.message}"
+    return f"{prefix}{where}: {error.message}"
+
+
+def _validate_schema(instance: dict, sub_schema: dict, prefix: str) -> None:
+    validator = jsonschema.Draft202012Validator(sub_schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(instance))
+    if error is not None:
+        raise ParamsError(_one_line(error, prefix))
+
+
+def experiment_config(params: dict, name: str) -> dict:
+    """The section `name` with its scale override merged in (`quick:`/`paper:` dropped)."""
+    section = params[name]
+    merged = deep_merge({k: v for k, v in section.items() if k not in ("quick", "paper")},
+                       section.get(params["scale"]) or {})
+    return merged
+
+
+def _check_spine(cfg: dict, key: str) -> None:
+    classes, shape, train_size = DATASET_INFO[cfg["dataset"]]
+    n = cfg["clients"]
+    forget = cfg["forget"]
+    if forget["kind"] == "client" and forget["client"] >= n:
+        raise ParamsError(f"params.yaml: {key}.forget.client: {forget['client']} is not a client index; "
+                          f"valid: 0..{n - 1} for {key}.clients = {n}")
+    if forget["kind"] == "class" and forget["class"] >= classes:
+        raise ParamsError(f"params.yaml: {key}.forget.class: {forget['class']} is not a class of "
+                          f"{cfg['dataset']}; valid: 0..{classes - 1}")
+    train = cfg["train"]
+    if (train["local_epochs"] is None) == (train["local_steps"] is None):
+        raise ParamsError(f"params.yaml: {key}.train.local_epochs / local_steps: set exactly one of "
+                          "them to a positive integer and the other to null")
+    if cfg["model"] in MODELS_FOR_28X28_ONLY and shape[1:] != (28, 28):
+        raise ParamsError(f"params.yaml: {key}.model: {cfg['model']!r} takes 28x28 images but "
+                          f"{cfg['dataset']} has {shape[1]}x{shape[2]}; valid here: logreg, mlp, resnet18")
+    per_client = cfg["partition"]["train_per_client"]
+    if per_client is not None and per_client * n > train_size:
+        raise ParamsError(f"params.yaml: {key}.partition.train_per_client: {per_client} x {n} clients "
+                          f"exceeds the {train_size} training samples of {cfg['dataset']}; valid: at most "
+                          f"{train_size // n}")
+    if cfg["partition"]["kind"] == "by_class" and n > classes:
+        raise ParamsError(f"params.yaml: {key}.partition.kind: by_class needs at most {classes} clients "
+                          f"(got {key}.clients = {n}); valid otherwise: iid, dirichlet")
+    if cfg["topology"]["kind"] == "ring" and n < 3:
+        raise ParamsError(f"params.yaml: {key}.topology.kind: a ring needs at least 3 clients; "
+                          f"valid for {n}: complete, erdos_renyi, dynamic")
+
+
+def check_params(params: dict) -> dict:
+    """Validate everything; return `params` unchanged. Raises ParamsError with one line."""
+    full = schema()
+    _validate_schema(params, full, "params.yaml: ")
+    for name in EXPERIMENTS:
+        cfg = experiment_config(params, name)
+        section_schema = {"$defs": full["$defs"], **full["$defs"][name],
+                          "required": full["properties"][name]["allOf"][1]["required"][:-2]}
+        _validate_schema(cfg, section_schema, f"params.yaml: {name}.{params['scale']} merged: ")
+        _check_spine(cfg, name)
+    return params
+
+
+def load_checked(path: str | Path) -> dict:
+    return check_params(load_params(path))

@@ -1,0 +1,1 @@
+"""Datasets (torchvision and synthetic), partitions over clients, and forget requests."""

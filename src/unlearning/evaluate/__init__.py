@@ -1,0 +1,1 @@
+"""Evaluation: utility, forgetting and membership inference."""

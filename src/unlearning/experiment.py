@@ -1,0 +1,103 @@
+"""What every step of an experiment shares: its config, data on the device, model, theta^0, request."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from .config import DATASET_INFO, experiment_config
+from .data.forget import forget_masks, removed_clients
+from .files import load_metadata, load_tensors
+from .models import build_model
+from .seeding import derive_seed
+from .train.dsgd import ClientData, Schedule, resolve_strategy
+from .train.flat import FlatSpec
+
+
+def pick_device(choice: str) -> torch.device:
+    if choice == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("params.yaml: device: cuda was asked for but torch sees no CUDA device; "
+                           "valid here: auto, cpu")
+    if choice == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(choice)
+
+
+@dataclass
+class ForgetRequest:
+    kind: str
+    masks: list[torch.Tensor]        # per client, True = forget
+    removed: tuple[int, ...]         # clients that leave the network
+
+    def samples(self, indices: list[torch.Tensor]) -> torch.Tensor:
+        return torch.cat([idx[m] for idx, m in zip(indices, self.masks)])
+
+
+@dataclass
+class Setup:
+    name: str
+    params: dict
+    cfg: dict
+    device: torch.device
+    model: nn.Module
+    spec: FlatSpec
+    theta0: torch.Tensor
+    data: ClientData
+    request: ForgetRequest
+    x_test: torch.Tensor
+    y_test: torch.Tensor
+    classes: int
+    strategy: str
+
+    @property
+    def seed(self) -> int:
+        return self.params["seed"]
+
+    def schedule(self, lr: float | None = None) -> Schedule:
+        sched = Schedule.from_config(self.cfg, derive_seed(self.seed, self.name), self.request.removed)
+        if lr is not None:
+            sched.lr = lr
+        return sched
+
+
+def make_split(params: dict, name: str, labels: torch.Tensor) -> dict[str, torch.Tensor]:
+    """Client index lists and forget masks as flat tensors for safetensors."""
+    from .data.partition import partition
+
+    cfg = experiment_config(params, name)
+    part, forget = cfg["partition"], cfg["forget"]
+    seed = derive_seed(params["seed"], name)
+    indices = partition(labels, cfg["clients"], part["kind"], seed, part["alpha"], part["train_per_client"])
+    masks = forget_masks(forget["kind"], indices, labels, seed, forget["client"], forget["fraction"], forget["class"])
+    out = {}
+    for c, (idx, mask) in enumerate(zip(indices, masks)):
+        out[f"client{c}.indices"], out[f"client{c}.forget"] = idx, mask
+    return out
+
+
+def load_setup(params: dict, name: str, features_path: str, split_path: str) -> Setup:
+    cfg = experiment_config(params, name)
+    device = pick_device(params["device"])
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    feats = load_tensors(features_path)
+    split = load_tensors(split_path)
+    n = cfg["clients"]
+    indices = [split[f"client{c}.indices"] for c in range(n)]
+    masks = [split[f"client{c}.forget"] for c in range(n)]
+    classes, shape, _ = DATASET_INFO[cfg["dataset"]]
+    meta_shape = tuple(load_metadata(features_path)["shape"])
+    if meta_shape != shape:
+        raise ValueError(f"{features_path}: images of shape {meta_shape}, expected {shape} for {cfg['dataset']}")
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(derive_seed(params["seed"], name, "init"))
+        model = build_model(cfg["model"], shape, classes, cfg["mlp_hidden"])
+    model = model.to(device)
+    spec = FlatSpec.of(model)
+    data = ClientData(feats["x_train"].to(device), feats["y_train"].to(device), indices,
+                      [torch.ones(len(i), dtype=torch.bool) for i in indices])
+    request = ForgetRequest(cfg["forget"]["kind"], masks, removed_clients(cfg["forget"]["kind"], masks))
+    strategy = resolve_strategy(params["engine"]["strategy"], cfg["model"], device)
+    return Setup(name, params, cfg, device, model, spec, spec.flatten(model), data, request,
+                 feats["x_test"].to(device), feats["y_test"].to(device), classes, strategy)

@@ -1,0 +1,72 @@
+"""Models, all stateless so that `torch.func.functional_call` and `vmap` can batch them over clients.
+
+ResNet-18 uses GroupNorm(2 groups) in place of BatchNorm: GroupNorm normalises each sample on its own,
+so a model has no running statistics (buffers) to carry, mix or correct, and the forward pass is a
+pure function of the parameters that `vmap` can batch over clients. BatchNorm without running
+statistics would also be vmap-able, but its output would depend on the other samples of a batch,
+which couples the per-sample losses used by membership inference and per-sample clipping.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torchvision.models.resnet import BasicBlock, ResNet
+
+MODELS = ("logreg", "mlp", "cnn", "resnet18")
+
+
+class LogisticRegression(nn.Module):
+    def __init__(self, in_features: int, classes: int):
+        super().__init__()
+        self.linear = nn.Linear(in_features, classes)
+
+    def forward(self, x):
+        return self.linear(x.flatten(1))
+
+
+class MLP(nn.Module):
+    def __init__(self, in_features: int, hidden: int, classes: int):
+        super().__init__()
+        self.net = nn.Sequential(nn.Flatten(), nn.Linear(in_features, hidden), nn.ReLU(), nn.Linear(hidden, classes))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class CNN(nn.Module):
+    """McMahan et al.'s FedAvg CNN without padding for 28x28 images (582,026 parameters; PDUDT spec 4.2)."""
+
+    def __init__(self, in_channels: int = 1, classes: int = 10):
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.Conv2d(in_channels, 32, 5), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(32, 64, 5), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Flatten(), nn.Linear(1024, 512), nn.ReLU(), nn.Linear(512, classes),
+        )
+
+    def forward(self, x):
+        return self.net(x)
+
+
+def resnet18_cifar(in_channels: int = 3, classes: int = 10, groups: int = 2) -> ResNet:
+    """torchvision's ResNet-18 with the CIFAR stem (3x3 stride-1 conv, no max-pool) and GroupNorm."""
+    model = ResNet(BasicBlock, [2, 2, 2, 2], num_classes=classes,
+                   norm_layer=lambda channels: nn.GroupNorm(groups, channels))
+    model.conv1 = nn.Conv2d(in_channels, 64, kernel_size=3, stride=1, padding=1, bias=False)
+    model.maxpool = nn.Identity()
+    return model
+
+
+def build_model(name: str, shape: tuple[int, int, int], classes: int, mlp_hidden: int = 128) -> nn.Module:
+    """A freshly initialised model for inputs of `shape` (C, H, W); use `init_seed` for determinism."""
+    in_features = shape[0] * shape[1] * shape[2]
+    if name == "logreg":
+        return LogisticRegression(in_features, classes)
+    if name == "mlp":
+        return MLP(in_features, mlp_hidden, classes)
+    if name == "cnn":
+        return CNN(shape[0], classes)
+    if name == "resnet18":
+        return resnet18_cifar(shape[0], classes)
+    raise ValueError(f"model {name!r}: unknown; valid: {', '.join(MODELS)}")

@@ -1,0 +1,1 @@
+"""Paper tables (pandas), figures (seaborn) and the Markdown/HTML report."""

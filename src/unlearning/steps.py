@@ -1,0 +1,101 @@
+"""The pipeline's steps, one function per Snakemake rule; `python -m unlearning <step>` calls them."""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+import torch
+
+from .config import experiment_config
+from .data.datasets import normalize, prepare
+from .evaluate.metrics import evaluate
+from .experiment import load_setup, make_split
+from .files import load_metadata, load_tensors, read_json, save_tensors, write_json
+from .history import CheckpointStore, HistoryWriter
+from .methods import TrainedState, get_method
+from .train.dsgd import train
+
+log = logging.getLogger("unlearning")
+
+
+def step_prepare(params: dict, dataset: str, out: str) -> None:
+    raw = Path(params["data"]["root"]) / "raw"
+    prepare(dataset, raw, out, seed=params["seed"])
+    log.info("wrote %s", out)
+
+
+def step_features(params: dict, processed: str, out: str) -> None:
+    """Standardised pixels (per-channel mean/std of the training set), float32."""
+    tensors = load_tensors(processed)
+    meta = load_metadata(processed)
+    feats, stats = normalize(tensors)
+    save_tensors(out, feats, {**meta, "extractor": "standardized_pixels", **stats})
+
+
+def step_split(params: dict, name: str, features: str, out: str) -> None:
+    labels = load_tensors(features)["y_train"]
+    cfg = experiment_config(params, name)
+    save_tensors(out, make_split(params, name, labels), {"experiment": name, "partition": cfg["partition"],
+                                                         "forget": cfg["forget"]})
+
+
+def step_pretrain(params: dict, name: str, features: str, split: str, out_dir: str) -> None:
+    """Train the original decentralized models; store final models, gradient history, checkpoints."""
+    setup = load_setup(params, name, features, split)
+    cfg, out = setup.cfg, Path(out_dir)
+    rounds = cfg["train"]["rounds"]
+    clients = list(range(cfg["clients"]))
+    history = HistoryWriter(out / "history", rounds, clients, setup.spec.dim, params["engine"]["history_dtype"])
+    store = CheckpointStore(out / "checkpoints")
+    theta = setup.theta0.expand(len(clients), -1).clone()
+    store.save(0, theta, clients)
+    theta, train_log = train(setup.model, setup.spec, theta, setup.data, clients, setup.schedule(), range(rounds),
+                             setup.strategy, history=history, checkpoints=store,
+                             checkpoint_every=cfg["train"]["checkpoint_every"], progress=True)
+    history.close()
+    if rounds not in store.rounds():
+        store.save(rounds, theta, clients)
+    save_tensors(out / "models.safetensors", {"theta": theta, "clients": torch.tensor(clients)},
+                 {"rounds": rounds, "strategy": setup.strategy, "device": str(setup.device)})
+    write_json(out / "cost.json", {"wall_time_s": train_log.wall_time_s, "grad_evals": train_log.grad_evals,
+                                   "bytes_read": 0, "communication_floats": 0})
+    log.info("trained %d rounds in %.1f s (%s strategy on %s)", rounds, train_log.wall_time_s,
+             setup.strategy, setup.device)
+
+
+def _load_models(path: str, device) -> tuple[torch.Tensor, list[int], dict]:
+    tensors = load_tensors(path)
+    return tensors["theta"].to(device), tensors["clients"].tolist(), load_metadata(path)
+
+
+def step_unlearn(params: dict, name: str, method: str, features: str, split: str, pretrain_dir: str,
+                 out_dir: str) -> None:
+    setup = load_setup(params, name, features, split)
+    theta, clients, meta = _load_models(str(Path(pretrain_dir) / "models.safetensors"), setup.device)
+    state = TrainedState(setup, theta, clients, meta["rounds"], Path(pretrain_dir))
+    result = get_method(method)(state, setup.request, setup.cfg.get(method, {}))
+    out = Path(out_dir)
+    save_tensors(out / "models.safetensors", {"theta": result.theta, "clients": torch.tensor(result.clients)},
+                 {"method": method, "certificate": result.certificate})
+    write_json(out / "cost.json", result.cost_dict())
+    log.info("%s: %.2f s, %d gradient evaluations", method, result.cost.wall_time_s, result.cost.grad_evals)
+
+
+def step_evaluate(params: dict, name: str, method: str, features: str, split: str, models: str, cost: str,
+                  out: str) -> None:
+    """Deterministic metrics to `out`; wall time stays in the cost file beside the models."""
+    setup = load_setup(params, name, features, split)
+    theta, clients, meta = _load_models(models, setup.device)
+    start = time.perf_counter()
+    metrics = evaluate(setup, theta, clients, setup.cfg["eval"]["mia_samples"])
+    costs = read_json(cost)
+    metrics.update({"method": method, "experiment": name, "scale": params["scale"],
+                    "certificate": meta.get("certificate", {}), "grad_evals": costs["grad_evals"],
+                    "bytes_read": costs["bytes_read"]})
+    write_json(out, metrics)
+    log.info("%s: test accuracy %.4f, forget accuracy %s, MIA AUC %s (%.1f s)", method, metrics["test_accuracy"],
+             metrics["forget_accuracy"], metrics["mia_loss_threshold_auc"], time.perf_counter() - start)
+
+

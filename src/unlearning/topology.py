@@ -1,0 +1,73 @@
+"""Communication graphs (networkx), Metropolis-Hastings mixing matrices and the spectral gap.
+
+A graph sequence gives the graph of every round: static kinds repeat one graph, `dynamic` draws a
+fresh Erdos-Renyi(p) graph each round. Every graph is resampled until it is connected, and, when
+clients are to be removed later, until it stays connected without them (PDUDT spec 1.2 and 7-E).
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import torch
+
+from .seeding import derive_seed
+
+TOPOLOGIES = ("ring", "erdos_renyi", "complete", "dynamic")
+MAX_RESAMPLES = 10_000
+
+
+def _connected(graph: nx.Graph, without: tuple[int, ...]) -> bool:
+    if not nx.is_connected(graph):
+        return False
+    if without:
+        rest = graph.subgraph([v for v in graph if v not in without])
+        return rest.number_of_nodes() <= 1 or nx.is_connected(rest)
+    return True
+
+
+def sample_graph(kind: str, n: int, p_edge: float, seed: int, *keys, without: tuple[int, ...] = ()) -> nx.Graph:
+    """One graph on nodes 0..n-1, connected with and without the nodes in `without`."""
+    if kind == "ring":
+        return nx.cycle_graph(n)
+    if kind == "complete":
+        return nx.complete_graph(n)
+    if kind not in ("erdos_renyi", "dynamic"):
+        raise ValueError(f"topology {kind!r}: unknown; valid: {', '.join(TOPOLOGIES)}")
+    for attempt in range(MAX_RESAMPLES):
+        graph = nx.erdos_renyi_graph(n, p_edge, seed=derive_seed(seed, "graph", *keys, attempt))
+        if _connected(graph, without):
+            return graph
+    raise ValueError(f"topology.p_edge = {p_edge}: no connected Erdos-Renyi graph on {n} nodes in "
+                     f"{MAX_RESAMPLES} draws; use a larger p_edge")
+
+
+def graph_for_round(kind: str, n: int, p_edge: float, seed: int, round_: int,
+                    without: tuple[int, ...] = ()) -> nx.Graph:
+    """The graph of round `round_`: the same graph every round unless `kind` is dynamic."""
+    keys = (round_,) if kind == "dynamic" else ("static",)
+    return sample_graph(kind, n, p_edge, seed, *keys, without=without)
+
+
+def metropolis_hastings(graph: nx.Graph, nodes: list[int] | None = None) -> torch.Tensor:
+    """MH weights W_ij = 1/(1+max(deg_i, deg_j)) on edges, W_ii = 1 - sum_j W_ij (float64).
+
+    With `nodes`, the graph is first restricted to those nodes (degrees recomputed), and the rows and
+    columns follow the order of `nodes`.
+    """
+    nodes = sorted(graph.nodes) if nodes is None else list(nodes)
+    sub = graph.subgraph(nodes)
+    pos = {v: k for k, v in enumerate(nodes)}
+    w = np.zeros((len(nodes), len(nodes)))
+    for i, j in sub.edges:
+        w[pos[i], pos[j]] = w[pos[j], pos[i]] = 1.0 / (1 + max(sub.degree[i], sub.degree[j]))
+    w[np.diag_indices_from(w)] = 1.0 - w.sum(axis=1)
+    return torch.from_numpy(w)
+
+
+def spectral_rho(w: torch.Tensor) -> float:
+    """rho = max(|lambda_2|, |lambda_n|) of a symmetric doubly-stochastic W (Assumption 4.8 of PDUDT)."""
+    eig = torch.linalg.eigvalsh(w.double())
+    if len(eig) == 1:
+        return 0.0
+    return float(max(abs(eig[-2]), abs(eig[0])))

@@ -1,0 +1,28 @@
+# Decentralized training of the original models, storing gradient histories and checkpoints.
+
+
+rule pretrain:
+    input:
+        features=lambda wc: features_path(wc.exp),
+        split="data/splits/{exp}.safetensors",
+    output:
+        models="artifacts/{exp}/pretrain/models.safetensors",
+        cost="artifacts/{exp}/pretrain/cost.json",
+        history=directory("artifacts/{exp}/pretrain/history"),
+        checkpoints=directory("artifacts/{exp}/pretrain/checkpoints"),
+    params:
+        cfg=lambda wc: {k: v for k, v in experiment_config(config, wc.exp).items() if k not in ("methods", "eval")},
+        engine=config["engine"],
+        device=config["device"],
+    log:
+        "logs/pretrain/{exp}.log",
+    benchmark:
+        "logs/benchmarks/pretrain/{exp}.tsv"
+    threads: THREADS
+    resources:
+        gpu=GPU,
+        mem_mb=8000,
+        runtime=120,
+    shell:
+        "{PY} pretrain --exp {wildcards.exp} --features {input.features} --split {input.split} "
+        "--out artifacts/{wildcards.exp}/pretrain > {log} 2>&1"

@@ -1,0 +1,30 @@
+# Each unlearning method, from the trained state and the forget request.
+
+
+rule unlearn:
+    input:
+        features=lambda wc: features_path(wc.exp),
+        split="data/splits/{exp}.safetensors",
+        models="artifacts/{exp}/pretrain/models.safetensors",
+        checkpoints="artifacts/{exp}/pretrain/checkpoints",
+        history="artifacts/{exp}/pretrain/history",
+    output:
+        models="artifacts/{exp}/unlearn/{method}/models.safetensors",
+        cost="artifacts/{exp}/unlearn/{method}/cost.json",
+    wildcard_constraints:
+        method="|".join(spine_methods()),
+    params:
+        cfg=lambda wc: experiment_config(config, wc.exp).get(wc.method, {}),
+    log:
+        "logs/unlearn/{exp}/{method}.log",
+    benchmark:
+        "logs/benchmarks/unlearn/{exp}/{method}.tsv"
+    threads: THREADS
+    resources:
+        gpu=GPU,
+        mem_mb=8000,
+        runtime=120,
+    shell:
+        "{PY} unlearn --exp {wildcards.exp} --method {wildcards.method} --features {input.features} "
+        "--split {input.split} --pretrain-dir artifacts/{wildcards.exp}/pretrain "
+        "--out artifacts/{wildcards.exp}/unlearn/{wildcards.method} > {log} 2>&1"
