@@ -16,19 +16,21 @@ from .data.datasets import DatasetUnavailable
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m unlearning", description=__doc__)
-    p.add_argument("--params", default="params.yaml", help="path of params.yaml (default: %(default)s)")
-    p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: engine.cpu_threads)")
+    common = argparse.ArgumentParser(add_help=False)  # accepted before or after the step's name
+    common.add_argument("--params", default=argparse.SUPPRESS, help="path of params.yaml (default: params.yaml)")
+    common.add_argument("--threads", type=int, default=argparse.SUPPRESS,
+                        help="torch CPU threads (default: engine.cpu_threads)")
+    p = argparse.ArgumentParser(prog="python -m unlearning", description=__doc__, parents=[common])
     sub = p.add_subparsers(dest="step", required=True)
-    sub.add_parser("check-params", help="validate params.yaml and exit")
-    s = sub.add_parser("prepare", help="raw dataset -> processed uint8 tensors")
+    sub.add_parser("check-params", help="validate params.yaml and exit", parents=[common])
+    s = sub.add_parser("prepare", help="raw dataset -> processed uint8 tensors", parents=[common])
     s.add_argument("--dataset", required=True)
     s.add_argument("--out", required=True)
-    s = sub.add_parser("features", help="processed tensors -> standardised features")
+    s = sub.add_parser("features", help="processed tensors -> standardised features", parents=[common])
     s.add_argument("--processed", required=True)
     s.add_argument("--out", required=True)
     for name in ("split", "pretrain", "unlearn", "evaluate", "report"):
-        s = sub.add_parser(name)
+        s = sub.add_parser(name, parents=[common])
         s.add_argument("--exp", required=True, choices=["spine"])
         if name != "report":
             s.add_argument("--features", required=True)
@@ -52,6 +54,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    args.params = getattr(args, "params", "params.yaml")
+    args.threads = getattr(args, "threads", None)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     try:
         params = load_checked(args.params)

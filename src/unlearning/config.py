@@ -73,9 +73,19 @@ def _one_line(error: jsonschema.ValidationError, prefix: str) -> str:
         causes = [c for c in error.context if c.validator != "type" or "null" not in str(c.schema)]
         if causes:
             return _one_line(causes[-1], prefix)
-    if error.validator == "propertyNames":
-        return f"{prefix}{where}.{error.instance}: unknown key in a scale override; {error.message}"
+    if error.validator in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum", "type"):
+        return f"{prefix}{where}: {error.message}; valid: {_valid_values(error.schema)}"
     return f"{prefix}{where}: {error.message}"
+
+
+def _valid_values(sub: dict) -> str:
+    """'a number > 0 and <= 1' from a schema's type and bounds."""
+    kind = "an integer" if sub.get("type") == "integer" else "a number" if sub.get("type") == "number" else None
+    if kind is None:
+        return f"see the schema ({sub})"
+    bounds = [f"{op} {sub[key]}" for key, op in (("minimum", ">="), ("exclusiveMinimum", ">"),
+                                                ("maximum", "<="), ("exclusiveMaximum", "<")) if key in sub]
+    return f"{kind} {' and '.join(bounds)}".strip()
 
 
 def _validate_schema(instance: dict, sub_schema: dict, prefix: str) -> None:
@@ -93,48 +103,48 @@ def experiment_config(params: dict, name: str) -> dict:
     return merged
 
 
-def _check_spine(cfg: dict, key: str) -> None:
+def _check_spine(cfg: dict, key: str, source: str) -> None:
     classes, shape, train_size = DATASET_INFO[cfg["dataset"]]
     n = cfg["clients"]
     forget = cfg["forget"]
     if forget["kind"] == "client" and forget["client"] >= n:
-        raise ParamsError(f"params.yaml: {key}.forget.client: {forget['client']} is not a client index; "
+        raise ParamsError(f"{source}: {key}.forget.client: {forget['client']} is not a client index; "
                           f"valid: 0..{n - 1} for {key}.clients = {n}")
     if forget["kind"] == "class" and forget["class"] >= classes:
-        raise ParamsError(f"params.yaml: {key}.forget.class: {forget['class']} is not a class of "
+        raise ParamsError(f"{source}: {key}.forget.class: {forget['class']} is not a class of "
                           f"{cfg['dataset']}; valid: 0..{classes - 1}")
     train = cfg["train"]
     if (train["local_epochs"] is None) == (train["local_steps"] is None):
-        raise ParamsError(f"params.yaml: {key}.train.local_epochs / local_steps: set exactly one of "
+        raise ParamsError(f"{source}: {key}.train.local_epochs / local_steps: set exactly one of "
                           "them to a positive integer and the other to null")
     if cfg["model"] in MODELS_FOR_28X28_ONLY and shape[1:] != (28, 28):
-        raise ParamsError(f"params.yaml: {key}.model: {cfg['model']!r} takes 28x28 images but "
+        raise ParamsError(f"{source}: {key}.model: {cfg['model']!r} takes 28x28 images but "
                           f"{cfg['dataset']} has {shape[1]}x{shape[2]}; valid here: logreg, mlp, resnet18")
     per_client = cfg["partition"]["train_per_client"]
     if per_client is not None and per_client * n > train_size:
-        raise ParamsError(f"params.yaml: {key}.partition.train_per_client: {per_client} x {n} clients "
+        raise ParamsError(f"{source}: {key}.partition.train_per_client: {per_client} x {n} clients "
                           f"exceeds the {train_size} training samples of {cfg['dataset']}; valid: at most "
                           f"{train_size // n}")
     if cfg["partition"]["kind"] == "by_class" and n > classes:
-        raise ParamsError(f"params.yaml: {key}.partition.kind: by_class needs at most {classes} clients "
+        raise ParamsError(f"{source}: {key}.partition.kind: by_class needs at most {classes} clients "
                           f"(got {key}.clients = {n}); valid otherwise: iid, dirichlet")
     if cfg["topology"]["kind"] == "ring" and n < 3:
-        raise ParamsError(f"params.yaml: {key}.topology.kind: a ring needs at least 3 clients; "
+        raise ParamsError(f"{source}: {key}.topology.kind: a ring needs at least 3 clients; "
                           f"valid for {n}: complete, erdos_renyi, dynamic")
 
 
-def check_params(params: dict) -> dict:
+def check_params(params: dict, source: str = "params.yaml") -> dict:
     """Validate everything; return `params` unchanged. Raises ParamsError with one line."""
     full = schema()
-    _validate_schema(params, full, "params.yaml: ")
+    _validate_schema(params, full, f"{source}: ")
     for name in EXPERIMENTS:
         cfg = experiment_config(params, name)
         section_schema = {"$defs": full["$defs"], **full["$defs"][name],
                           "required": full["properties"][name]["allOf"][1]["required"][:-2]}
-        _validate_schema(cfg, section_schema, f"params.yaml: {name}.{params['scale']} merged: ")
-        _check_spine(cfg, name)
+        _validate_schema(cfg, section_schema, f"{source}: {name}.{params['scale']} merged: ")
+        _check_spine(cfg, name, source)
     return params
 
 
 def load_checked(path: str | Path) -> dict:
-    return check_params(load_params(path))
+    return check_params(load_params(path), str(path))

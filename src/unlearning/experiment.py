@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from .config import DATASET_INFO, experiment_config
+from .config import DATASET_INFO, ParamsError, experiment_config
 from .data.forget import forget_masks, removed_clients
 from .files import load_metadata, load_tensors
 from .models import build_model
@@ -18,7 +18,7 @@ from .train.flat import FlatSpec
 
 def pick_device(choice: str) -> torch.device:
     if choice == "cuda" and not torch.cuda.is_available():
-        raise RuntimeError("params.yaml: device: cuda was asked for but torch sees no CUDA device; "
+        raise ParamsError("params.yaml: device: cuda was asked for but torch sees no CUDA device; "
                            "valid here: auto, cpu")
     if choice == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")

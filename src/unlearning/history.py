@@ -62,7 +62,7 @@ class History:
     def grads(self, k: int, rows: list[int] | None = None) -> torch.Tensor:
         block = self._grads[k] if rows is None else self._grads[k, rows]
         self.bytes_read += block.nbytes
-        return torch.from_numpy(np.asarray(block, dtype=np.float32))
+        return torch.from_numpy(np.array(block, dtype=np.float32))
 
 
 class CheckpointStore:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import torch
 from torch import nn
-from torchvision.models.resnet import BasicBlock, ResNet
 
 MODELS = ("logreg", "mlp", "cnn", "resnet18")
 
@@ -49,8 +48,10 @@ class CNN(nn.Module):
         return self.net(x)
 
 
-def resnet18_cifar(in_channels: int = 3, classes: int = 10, groups: int = 2) -> ResNet:
+def resnet18_cifar(in_channels: int = 3, classes: int = 10, groups: int = 2) -> nn.Module:
     """torchvision's ResNet-18 with the CIFAR stem (3x3 stride-1 conv, no max-pool) and GroupNorm."""
+    from torchvision.models.resnet import BasicBlock, ResNet  # torchvision costs ~2 s at start-up
+
     model = ResNet(BasicBlock, [2, 2, 2, 2], num_classes=classes,
                    norm_layer=lambda channels: nn.GroupNorm(groups, channels))
     model.conv1 = nn.Conv2d(in_channels, 64, kernel_size=3, stride=1, padding=1, bias=False)

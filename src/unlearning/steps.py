@@ -10,7 +10,6 @@ import torch
 
 from .config import experiment_config
 from .data.datasets import normalize, prepare
-from .evaluate.metrics import evaluate
 from .experiment import load_setup, make_split
 from .files import load_metadata, load_tensors, read_json, save_tensors, write_json
 from .history import CheckpointStore, HistoryWriter
@@ -21,7 +20,7 @@ log = logging.getLogger("unlearning")
 
 
 def step_prepare(params: dict, dataset: str, out: str) -> None:
-    raw = Path(params["data"]["root"]) / "raw"
+    raw = Path(params["data"]["raw_root"])
     prepare(dataset, raw, out, seed=params["seed"])
     log.info("wrote %s", out)
 
@@ -86,6 +85,8 @@ def step_unlearn(params: dict, name: str, method: str, features: str, split: str
 def step_evaluate(params: dict, name: str, method: str, features: str, split: str, models: str, cost: str,
                   out: str) -> None:
     """Deterministic metrics to `out`; wall time stays in the cost file beside the models."""
+    from .evaluate.metrics import evaluate
+
     setup = load_setup(params, name, features, split)
     theta, clients, meta = _load_models(models, setup.device)
     start = time.perf_counter()

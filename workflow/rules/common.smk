@@ -1,4 +1,5 @@
 # Config validation and every input function, in one place.
+import shlex
 import sys
 
 from snakemake.utils import validate
@@ -18,7 +19,7 @@ except Exception as err:  # one line naming the key, then stop before any job ru
     sys.exit(2)
 
 SPINE = experiment_config(config, "spine")
-PY = "python -m unlearning --params params.yaml"
+PY = f"{shlex.quote(sys.executable)} -m unlearning --params params.yaml"  # the Python running Snakemake
 GPU = 1 if config["scale"] == "paper" and config["device"] != "cpu" else 0
 THREADS = config["engine"]["cpu_threads"]
 

@@ -10,19 +10,13 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from torchvision import datasets as tvd
 
 from ..config import DATASET_INFO
 from ..files import save_tensors
 from ..seeding import derive_seed
 
 DATASETS = tuple(DATASET_INFO)
-TORCHVISION_CLASSES = {
-    "fashion_mnist": tvd.FashionMNIST,
-    "mnist": tvd.MNIST,
-    "cifar10": tvd.CIFAR10,
-    "svhn": tvd.SVHN,
-}
+TORCHVISION_CLASSES = {"fashion_mnist": "FashionMNIST", "mnist": "MNIST", "cifar10": "CIFAR10", "svhn": "SVHN"}
 HINTS = {
     "fashion_mnist": "offline: `apt-get install dataset-fashion-mnist` then `bash scripts/get_data.sh`; "
                      "online: the pipeline downloads it through torchvision",
@@ -34,7 +28,9 @@ class DatasetUnavailable(RuntimeError):
 
 
 def _open(name: str, raw_root: Path, train: bool, download: bool):
-    cls = TORCHVISION_CLASSES[name]
+    from torchvision import datasets  # imported here: torchvision costs ~2 s at start-up
+
+    cls = getattr(datasets, TORCHVISION_CLASSES[name])
     if name == "svhn":
         return cls(str(raw_root / "SVHN"), split="train" if train else "test", download=download)
     return cls(str(raw_root), train=train, download=download)

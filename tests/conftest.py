@@ -1,0 +1,41 @@
+"""Shared fixtures: the repository root and a copy of params.yaml to edit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def params() -> dict:
+    return yaml.safe_load((ROOT / "params.yaml").read_text())
+
+
+def tiny_params(params: dict) -> dict:
+    """The shipped params.yaml shrunk to a synthetic dataset, 4 clients and 3 rounds."""
+    params["spine"].update(dataset="synthetic", mlp_hidden=16, clients=4, methods=["retrain", "finetune"])
+    params["spine"]["partition"].update(kind="iid", train_per_client=40)
+    params["spine"]["train"].update(rounds=3, batch_size=16, lr=0.1, checkpoint_every=1)
+    params["spine"]["forget"].update(kind="client", client=3)
+    params["spine"]["finetune"].update(rounds=2)
+    params["spine"]["eval"]["mia_samples"] = 30
+    params["spine"]["quick"] = {}
+    return params
+
+
+@pytest.fixture(scope="session")
+def tiny(tmp_path_factory):
+    """A synthetic experiment on disk: (params, features path, split path)."""
+    from unlearning import steps
+
+    base = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params = tiny_params(base)
+    out = tmp_path_factory.mktemp("tiny")
+    steps.step_prepare(params, "synthetic", str(out / "processed.safetensors"))
+    steps.step_features(params, str(out / "processed.safetensors"), str(out / "features.safetensors"))
+    steps.step_split(params, "spine", str(out / "features.safetensors"), str(out / "split.safetensors"))
+    return params, str(out / "features.safetensors"), str(out / "split.safetensors")

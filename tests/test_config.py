@@ -1,0 +1,127 @@
+"""Bad parameters stop the run with one line naming the key and what would be valid, and no output."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from unlearning.config import ParamsError, check_params, experiment_config, load_params
+
+from conftest import ROOT
+
+
+def set_key(params: dict, dotted: str, value) -> dict:
+    node = params
+    *parents, last = dotted.split(".")
+    for key in parents:
+        node = node.setdefault(key, {})
+    node[last] = value
+    return params
+
+
+# (dotted key, bad value, text the one-line error must contain)
+BAD = [
+    ("colour", "red", "colour: unknown key"),
+    ("spine.train.momentum", 0.9, "spine.train.momentum: unknown key"),
+    ("spine.train.lr", "fast", "spine.train.lr: 'fast' is not of type 'number'"),
+    ("spine.train.lr", -0.1, "valid: a number > 0"),
+    ("privacy.delta", 1.5, "privacy.delta"),
+    ("privacy.delta", 0, "valid: a number > 0 and < 1"),
+    ("spine.forget.client", 10, "spine.forget.client: 10 is not a client index; valid: 0..9"),
+    ("spine.forget.fraction", 1.5, "spine.forget.fraction"),
+    ("spine.dataset", "imagenet", "'imagenet' is not one of"),
+    ("spine.model", "vit", "spine.model: 'vit' is not one of"),
+    ("spine.topology.kind", "star", "spine.topology.kind: 'star' is not one of"),
+    ("spine.methods", ["retrain", "magic"], "'magic' is not one of"),
+    ("scale", "huge", "scale: 'huge' is not one of ['quick', 'paper']"),
+    ("spine.topology.p_edge", 2, "valid: a number > 0 and <= 1"),
+    ("spine.clients", 1, "spine.clients"),
+    ("spine.train.local_steps", 5, "set exactly one of them"),
+    ("spine.forget.kind", "class", None),  # valid on its own; combined below
+    ("spine.quick.colour", "red", "spine.quick: 'colour' is not one of ['dataset'"),
+    ("spine.quick.train", {"lr": -1}, "spine.quick merged: train.lr"),
+    ("spine.quick.partition", {"train_per_client": 7000}, "valid: at most 6000"),
+    ("engine.strategy", "threads", "engine.strategy: 'threads' is not one of"),
+    ("device", "tpu", "device: 'tpu' is not one of"),
+]
+
+
+@pytest.mark.parametrize("key,value,expected", [b for b in BAD if b[2]], ids=[f"{b[0]}={b[1]}" for b in BAD if b[2]])
+def test_bad_value_is_one_line_naming_the_key(params, key, value, expected):
+    with pytest.raises(ParamsError) as err:
+        check_params(set_key(params, key, value))
+    message = str(err.value)
+    assert "\n" not in message
+    assert message.startswith("params.yaml: ")
+    assert expected in message
+
+
+def test_forget_class_beyond_classes(params):
+    set_key(params, "spine.forget.kind", "class")
+    set_key(params, "spine.forget.class", 10)
+    with pytest.raises(ParamsError, match=r"spine.forget.class: 10 is not a class of fashion_mnist; valid: 0..9"):
+        check_params(params)
+
+
+def test_cnn_needs_28x28_images(params):
+    set_key(params, "spine.dataset", "cifar10")
+    set_key(params, "spine.model", "cnn")
+    with pytest.raises(ParamsError, match=r"spine.model: 'cnn' takes 28x28 images but cifar10 has 32x32"):
+        check_params(params)
+
+
+def test_missing_key_is_named(params):
+    del params["spine"]["train"]
+    with pytest.raises(ParamsError, match="'train' is a required property"):
+        check_params(params)
+
+
+def test_missing_file_and_bad_yaml(tmp_path):
+    with pytest.raises(ParamsError, match="nope.yaml: file not found"):
+        load_params(tmp_path / "nope.yaml")
+    (tmp_path / "bad.yaml").write_text("scale: [quick\n")
+    with pytest.raises(ParamsError, match="bad.yaml: not valid YAML"):
+        load_params(tmp_path / "bad.yaml")
+
+
+def test_shipped_params_are_valid_at_both_scales(params):
+    check_params(params)
+    params["scale"] = "paper"
+    check_params(params)
+    assert experiment_config(params, "spine")["model"] == "cnn"
+
+
+def test_scale_override_is_merged(params):
+    params["spine"]["quick"] = {"train": {"rounds": 3}}
+    cfg = experiment_config(params, "spine")
+    assert cfg["train"]["rounds"] == 3 and cfg["train"]["lr"] == params["spine"]["train"]["lr"]
+    assert "quick" not in cfg and "paper" not in cfg
+
+
+def _bad_params_file(tmp_path, params) -> None:
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(set_key(params, "spine.train.lr", -0.1)))
+
+
+def test_cli_exits_non_zero_with_one_line(tmp_path, params):
+    _bad_params_file(tmp_path, params)
+    run = subprocess.run([sys.executable, "-m", "unlearning", "split", "--exp", "spine", "--features", "x",
+                          "--out", str(tmp_path / "split.safetensors"), "--params", str(tmp_path / "params.yaml")],
+                         capture_output=True, text=True)
+    assert run.returncode == 2
+    assert run.stderr.strip().count("\n") == 0
+    assert "spine.train.lr: -0.1" in run.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["params.yaml"]
+
+
+def test_snakemake_stops_before_any_job(tmp_path, params):
+    _bad_params_file(tmp_path, params)
+    snakemake = os.path.join(os.path.dirname(sys.executable), "snakemake")
+    run = subprocess.run([snakemake, "--cores", "1", "-d", str(tmp_path), "-s", str(ROOT / "Snakefile")],
+                         capture_output=True, text=True)
+    assert run.returncode != 0
+    assert "error: params.yaml: spine.train.lr: -0.1 is less than or equal to the minimum of 0" in run.stderr
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != ".snakemake") == ["params.yaml"]
