@@ -71,8 +71,10 @@ def write_report(params: dict, results: list[str], costs: list[str], out_dir: st
         "## Spine experiment", "", f"Setting: {setting}.", "",
         table.to_markdown(index=False), "",
         "`original` is the trained model before unlearning. Accuracies are of the average model of the "
-        "remaining clients; the MIA AUC separates forgotten training samples from test samples by their "
-        "loss (0.5 = indistinguishable). Wall time is the only number that changes between re-runs.", "",
+        "remaining clients. The MIA AUC is the loss-threshold attack's ROC AUC separating forgotten training "
+        "samples from held-out test samples of the same classes (0.5 = indistinguishable). Gradient "
+        "evaluations count per-sample gradients; bytes read come from checkpoints and histories. Wall time "
+        "is the only number that changes between re-runs.", "",
         "![spine](figures/spine.png)", "",
     ])
     with atomic_path(out / "index.md") as tmp:

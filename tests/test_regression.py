@@ -1,0 +1,86 @@
+"""Regression of the reported numbers: the quick scale on real Fashion-MNIST, against golden files.
+
+The suite re-runs the whole workflow with the shipped params.yaml (scale quick) in a scratch
+directory and compares every number in tests/regression/spine_quick.json within its tolerance.
+To update the golden file on purpose (a change that is meant to move the numbers):
+
+    UPDATE_GOLDEN=1 .venv/bin/pytest tests/test_regression.py
+
+and commit the new file with the reason in the commit message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import ROOT
+
+GOLDEN = ROOT / "tests" / "regression" / "spine_quick.json"
+TOLERANCE = {  # absolute; accuracies move by one test sample = 1e-4, counts must not move
+    "test_accuracy": 0.01, "forget_accuracy": 0.01, "retain_accuracy": 0.01, "test_loss": 0.02,
+    "mia_loss_threshold_auc": 0.02, "grad_evals": 0, "bytes_read": 0, "forget_samples": 0, "mia_samples": 0,
+}
+RAW = ROOT / "data" / "raw" / "FashionMNIST" / "raw" / "train-images-idx3-ubyte"
+
+
+def reported(results_dir: Path) -> dict:
+    out = {}
+    for path in sorted(results_dir.glob("*.json")):
+        result = json.loads(path.read_text())
+        numbers = {k: result[k] for k in TOLERANCE}
+        numbers.update({f"per_class_accuracy.{c}": v for c, v in result["per_class_accuracy"].items()})
+        out[result["method"]] = numbers
+    return out
+
+
+@pytest.fixture(scope="module")
+def quick_numbers(tmp_path_factory) -> dict:
+    assert RAW.is_file(), f"{RAW} missing: run `bash scripts/bootstrap.sh` (it installs Fashion-MNIST)"
+    work = tmp_path_factory.mktemp("quick")
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    assert params["scale"] == "quick", "the golden numbers are for scale: quick"
+    params["data"]["raw_root"] = str(ROOT / params["data"]["raw_root"])
+    (work / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    snakemake = os.path.join(os.path.dirname(sys.executable), "snakemake")
+    run = subprocess.run([snakemake, "--cores", "2", "-d", str(work), "-s", str(ROOT / "Snakefile")],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]
+    numbers = reported(work / "results" / "spine")
+    if os.environ.get("UPDATE_GOLDEN"):
+        GOLDEN.write_text(json.dumps({"scale": "quick", "tolerance": TOLERANCE, "methods": numbers},
+                                     indent=2, sort_keys=True) + "\n")
+        shutil.copy(work / "reports" / "index.md", GOLDEN.with_suffix(".md"))
+    return numbers
+
+
+def test_quick_scale_numbers_match_golden(quick_numbers):
+    golden = json.loads(GOLDEN.read_text())
+    assert quick_numbers.keys() == golden["methods"].keys()
+    moved = []
+    for method, numbers in golden["methods"].items():
+        for key, expected in numbers.items():
+            got = quick_numbers[method][key]
+            tol = TOLERANCE.get(key.split(".")[0], 0.01 if key.startswith("per_class") else 0)
+            if got is None or expected is None:
+                ok = got is expected
+            else:
+                ok = abs(got - expected) <= tol
+            if not ok:
+                moved.append(f"{method}.{key}: {got} (golden {expected}, tolerance {tol})")
+    assert not moved, "numbers moved beyond tolerance:\n" + "\n".join(moved)
+
+
+def test_forgetting_is_visible_at_quick_scale(quick_numbers):
+    """The spine's point: retraining removes client 9 (which holds class 9), fine-tuning only partly."""
+    original, retrain, finetune = (quick_numbers[m] for m in ("original", "retrain", "finetune"))
+    assert original["forget_accuracy"] > 0.5
+    assert retrain["forget_accuracy"] < 0.1
+    assert retrain["forget_accuracy"] <= finetune["forget_accuracy"] <= original["forget_accuracy"]
