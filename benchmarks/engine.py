@@ -7,8 +7,8 @@ parameters with a 10x10 Metropolis-Hastings matrix. Three ways are timed, as sam
 
   vmap           the engine's vectorized path: local_pseudo_gradients(..., "vmap") + mix
   loop           the same call with strategy "loop" (one client after another) + mix
-  compute_bound  one model, one forward + backward + update on all 2560 samples as one batch,
-                 the best any strategy can do on this device
+  compute_bound  one model gathers the same 2560 samples and does one forward + backward + update
+                 on them as one batch: the best any strategy can do on this device
 
 `resolve_strategy("auto", ...)` chooses between vmap and loop; the acceptance for it is that the
 chosen (default) strategy takes at most 1.3x the compute-bound time and is never slower than the
@@ -21,11 +21,9 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import os
 import platform
 import statistics
-import tempfile
 import time
 from pathlib import Path
 
@@ -33,7 +31,7 @@ import networkx as nx
 import torch
 from torch.func import grad
 
-from unlearning.files import load_tensors
+from unlearning.files import load_tensors, write_json
 from unlearning.models import build_model
 from unlearning.topology import metropolis_hastings
 from unlearning.train.dsgd import ClientData, local_pseudo_gradients, make_loss, mix, resolve_strategy
@@ -75,7 +73,7 @@ def round_fns(name: str, x, y, w: torch.Tensor, device: torch.device) -> tuple[d
     grad_fn = grad(make_loss(model, spec))
     data, idx, weight = client_data(x, y)
     rows = idx.reshape(-1).to(device)
-    xb, yb, wb = x[rows], y[rows], weight.reshape(-1).to(device)
+    wb = weight.reshape(-1).to(device)
     w = w.to(theta)
 
     def engine(strategy):
@@ -84,7 +82,8 @@ def round_fns(name: str, x, y, w: torch.Tensor, device: torch.device) -> tuple[d
             return mix(theta, pseudo, w, LR, "model")
         return run
 
-    def compute_bound():
+    def compute_bound():  # gathers its minibatch from the dataset too, as every engine round does
+        xb, yb = x.index_select(0, rows), y.index_select(0, rows)
         return theta[0] - LR * grad_fn(theta[0], xb, yb, wb)
 
     return {"vmap": engine("vmap"), "loop": engine("loop"), "compute_bound": compute_bound}, spec.dim
@@ -117,7 +116,7 @@ def summarize(times: list[float]) -> dict:
     rates = [SAMPLES / t for t in times]
     r1, rmed, r3 = statistics.quantiles(rates, n=4, method="inclusive")
     return {"samples_per_s_median": rmed, "samples_per_s_iqr": r3 - r1,
-            "round_s_median": med, "round_s_iqr": q3 - q1, "round_s": times}
+            "round_s_median": med, "round_s_iqr": q3 - q1, "round_s_min": min(times), "round_s": times}
 
 
 def cpu_model() -> str:
@@ -128,15 +127,6 @@ def cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or "unknown"
-
-
-def write_json(path: Path, obj: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        json.dump(obj, f, indent=2)
-        f.write("\n")
-    os.replace(tmp, path)
 
 
 def main() -> None:
@@ -154,6 +144,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     torch.use_deterministic_algorithms(True, warn_only=True)  # as the engine runs (experiment.load_setup)
     device = torch.device(args.device)
+    load_before = os.getloadavg()
     x, y, source = load_inputs(device)
     graph = nx.cycle_graph(CLIENTS) if args.graph == "ring" else nx.complete_graph(CLIENTS)
     w = metropolis_hastings(graph)
@@ -185,6 +176,7 @@ def main() -> None:
         "inputs": source, "clients": CLIENTS, "batch_per_client": BATCH, "samples_per_round": SAMPLES,
         "graph": args.graph, "mixing": "model", "lr": LR, "warmup": args.warmup, "reps": args.reps,
         "deterministic_algorithms": True,
+        "loadavg_1_5_15min": {"before": load_before, "after": os.getloadavg()},  # other processes' load
     }
     write_json(args.out, {"meta": meta, "results": results})
     print_table(meta, results)

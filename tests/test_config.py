@@ -9,9 +9,8 @@ import sys
 import pytest
 import yaml
 
-from unlearning.config import ParamsError, check_params, experiment_config, load_params
-
 from conftest import ROOT
+from unlearning.config import ParamsError, check_params, experiment_config, load_params
 
 
 def set_key(params: dict, dotted: str, value) -> dict:

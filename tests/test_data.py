@@ -75,7 +75,8 @@ def _write_cifar10(raw_root, rng) -> dict[str, np.ndarray]:
         data = rng.integers(0, 256, size=(n, 3072), dtype=np.uint8)
         lab = rng.integers(0, 10, size=n).tolist()
         with open(folder / name, "wb") as f:
-            pickle.dump({"batch_label": name, "data": data, "labels": lab, "filenames": [f"{i}.png" for i in range(n)]}, f)
+            batch = {"batch_label": name, "data": data, "labels": lab, "filenames": [f"{i}.png" for i in range(n)]}
+            pickle.dump(batch, f)
         rows[split].append(data)
         labels[split].extend(lab)
     with open(folder / "batches.meta", "wb") as f:

@@ -14,8 +14,16 @@ from unlearning.experiment import load_setup
 from unlearning.models import build_model
 from unlearning.seeding import generator
 from unlearning.topology import metropolis_hastings, sample_graph
-from unlearning.train.dsgd import (ClientData, client_batches, local_pseudo_gradients, make_loss, mix,
-                                   resolve_strategy, round_batches, train)
+from unlearning.train.dsgd import (
+    ClientData,
+    client_batches,
+    local_pseudo_gradients,
+    make_loss,
+    mix,
+    resolve_strategy,
+    round_batches,
+    train,
+)
 from unlearning.train.flat import FlatSpec
 
 

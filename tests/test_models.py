@@ -60,7 +60,7 @@ def test_flat_spec_unflatten_keeps_leading_dims_as_views():
     spec = FlatSpec.of(model)
     flat = torch.zeros(CLIENTS, spec.dim)
     params = spec.unflatten(flat)
-    for (n, p), s in zip(params.items(), spec.shapes):
+    for p, s in zip(params.values(), spec.shapes):
         assert p.shape == (CLIENTS, *s)
     params["net.1.weight"][1, 0, 0] = 7.0
     assert flat[1, 0] == 7.0

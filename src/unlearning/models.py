@@ -9,7 +9,6 @@ which couples the per-sample losses used by membership inference and per-sample 
 
 from __future__ import annotations
 
-import torch
 from torch import nn
 
 MODELS = ("logreg", "mlp", "cnn", "resnet18")

@@ -2,7 +2,8 @@
 
 Each round every active client runs local minibatch SGD from its current model and reports the
 pseudo-gradient g = (theta - phi) / lr, the sum of its local gradients (PDUDT spec 2.1; with one
-local step it is the plain stochastic gradient). The network then mixes with one matrix product:
+local step it is the plain stochastic gradient), accumulated directly rather than by subtraction.
+The network then mixes with one matrix product:
 
     model mixing     theta <- W theta - lr g        (D-PSGD style)
     gradient mixing  theta <- theta - lr W g        (PDUDT Eq. 2)
@@ -14,7 +15,6 @@ forgotten samples are dropped from that order, so retraining sees the same order
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 
@@ -122,13 +122,15 @@ def make_loss(model: nn.Module, spec: FlatSpec):
 
 def local_pseudo_gradients(theta: torch.Tensor, data: ClientData, idx: torch.Tensor, weight: torch.Tensor,
                            lr: float, grad_fn, strategy: str) -> torch.Tensor:
-    """(theta - phi) / lr after local SGD on every client; clients with no samples return zeros."""
-    phi = theta.clone()
-    device = theta.device
+    """Sum of the local SGD gradients of every client, i.e. (theta - phi) / lr after local SGD, summed
+    directly (no cancellation); clients with no samples return zeros."""
+    phi, pseudo = theta, torch.zeros_like(theta)
+    device, steps = theta.device, idx.shape[1]
     batched = vmap(grad_fn) if strategy == "vmap" else None
-    for s in range(idx.shape[1]):
+    for s in range(steps):
         rows = idx[:, s].to(device)
-        xb, yb, wb = data.x[rows], data.y[rows], weight[:, s].to(device)
+        xb = data.x.index_select(0, rows.flatten()).view(*rows.shape, *data.x.shape[1:])
+        yb, wb = data.y.index_select(0, rows.flatten()).view(rows.shape), weight[:, s].to(device)
         if batched is not None:
             g = batched(phi, xb, yb, wb)
         else:
@@ -136,15 +138,18 @@ def local_pseudo_gradients(theta: torch.Tensor, data: ClientData, idx: torch.Ten
             for i in range(phi.shape[0]):
                 if bool(weight[i, s].any()):
                     g[i] = grad_fn(phi[i], xb[i], yb[i], wb[i])
-        phi = phi - lr * g
-    return (theta - phi) / lr
+        pseudo += g
+        if s + 1 < steps:
+            phi = phi - lr * g
+    return pseudo
 
 
 def mix(theta: torch.Tensor, pseudo: torch.Tensor, w: torch.Tensor, lr: float, mixing: str) -> torch.Tensor:
+    """model: W theta - lr g;  gradient: theta - lr W g (one fused matrix product either way)."""
     if mixing == "model":
-        return w @ theta - lr * pseudo
+        return torch.addmm(pseudo, w, theta, beta=-lr)
     if mixing == "gradient":
-        return theta - lr * (w @ pseudo)
+        return torch.addmm(theta, w, pseudo, alpha=-lr)
     raise ValueError(f"mixing {mixing!r}: unknown; valid: model, gradient")
 
 
@@ -181,6 +186,3 @@ def train(model: nn.Module, spec: FlatSpec, theta: torch.Tensor, data: ClientDat
     log.wall_time_s = time.perf_counter() - start
     return theta, log
 
-
-def steps_per_round(n_samples: int, batch_size: int, local_epochs: int | None, local_steps: int | None) -> int:
-    return local_steps if local_steps is not None else local_epochs * math.ceil(n_samples / batch_size)
