@@ -18,7 +18,8 @@ from unlearning.methods import TrainedState, get_method
 def trained(tiny, tmp_path_factory):
     params, features, split = tiny
     out = tmp_path_factory.mktemp("pretrain")
-    steps.step_pretrain(params, "spine", features, split, str(out))
+    steps.step_pretrain(params, "spine", features, split, str(out / "pretrain"), str(out / "timing.json"))
+    out = out / "pretrain"
     return params, features, split, out
 
 

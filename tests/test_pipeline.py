@@ -23,7 +23,9 @@ def run_workflow(workdir: Path, params: Path) -> subprocess.CompletedProcess:
 
 
 def deterministic_files(workdir: Path) -> dict[str, bytes]:
-    files = sorted((workdir / "results").rglob("*.json")) + [workdir / "reports" / "spine" / "metrics.csv"]
+    """Everything but the wall times: results, models, histories, checkpoints, costs, the metrics table."""
+    files = [f for d in ("results", "artifacts") for f in sorted((workdir / d).rglob("*")) if f.is_file()]
+    files.append(workdir / "reports" / "spine" / "metrics.csv")
     return {str(f.relative_to(workdir)): f.read_bytes() for f in files}
 
 
@@ -49,7 +51,9 @@ def test_end_to_end_writes_the_report(two_runs):
 def test_rerun_gives_byte_identical_results(two_runs):
     a, b = two_runs
     first, second = deterministic_files(a), deterministic_files(b)
-    assert len(first) == 4 and first.keys() == second.keys()
+    assert first.keys() == second.keys()
+    assert {"results/spine/retrain.json", "artifacts/spine/pretrain/history/grads.npy",
+            "artifacts/spine/unlearn/finetune/models.safetensors"} <= first.keys()
     for name in first:
         assert first[name] == second[name], f"{name} differs between two runs"
 

@@ -40,12 +40,14 @@ def _parser() -> argparse.ArgumentParser:
             s.add_argument("--method", required=True)
         if name == "unlearn":
             s.add_argument("--pretrain-dir", required=True)
+        if name in ("pretrain", "unlearn"):
+            s.add_argument("--timing", required=True, help="JSON file for the wall time")
         if name == "evaluate":
             s.add_argument("--models", required=True)
             s.add_argument("--cost", required=True)
         if name == "report":
             s.add_argument("--results", nargs="+", required=True)
-            s.add_argument("--costs", nargs="+", required=True)
+            s.add_argument("--timings", nargs="+", required=True)
             s.add_argument("--out-dir", required=True)
         else:
             s.add_argument("--out", required=True)
@@ -71,16 +73,17 @@ def main(argv: list[str] | None = None) -> int:
         elif args.step == "split":
             steps.step_split(params, args.exp, args.features, args.out)
         elif args.step == "pretrain":
-            steps.step_pretrain(params, args.exp, args.features, args.split, args.out)
+            steps.step_pretrain(params, args.exp, args.features, args.split, args.out, args.timing)
         elif args.step == "unlearn":
-            steps.step_unlearn(params, args.exp, args.method, args.features, args.split, args.pretrain_dir, args.out)
+            steps.step_unlearn(params, args.exp, args.method, args.features, args.split, args.pretrain_dir, args.out,
+                               args.timing)
         elif args.step == "evaluate":
             steps.step_evaluate(params, args.exp, args.method, args.features, args.split, args.models, args.cost,
                                 args.out)
         elif args.step == "report":
             from .report import spine as report_spine
 
-            report_spine.write_report(params, args.results, args.costs, args.out_dir)
+            report_spine.write_report(params, args.results, args.timings, args.out_dir)
     except (ParamsError, DatasetUnavailable, FileNotFoundError, KeyError) as err:
         print(f"error: {err.args[0] if err.args else err}", file=sys.stderr)
         return 2

@@ -46,5 +46,5 @@ def spine_results():
     return [f"results/spine/{m}.json" for m in ["original", *spine_methods()]]
 
 
-def spine_costs():
-    return ["artifacts/spine/pretrain/cost.json"] + [f"artifacts/spine/unlearn/{m}/cost.json" for m in spine_methods()]
+def spine_timings():
+    return [f"timings/spine/{m}.json" for m in ["original", *spine_methods()]]

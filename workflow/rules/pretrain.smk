@@ -10,6 +10,7 @@ rule pretrain:
         cost="artifacts/{exp}/pretrain/cost.json",
         history=directory("artifacts/{exp}/pretrain/history"),
         checkpoints=directory("artifacts/{exp}/pretrain/checkpoints"),
+        timing="timings/{exp}/original.json",
     params:
         cfg=lambda wc: {k: v for k, v in experiment_config(config, wc.exp).items() if k not in ("methods", "eval")},
         engine=config["engine"],
@@ -25,4 +26,4 @@ rule pretrain:
         runtime=120,
     shell:
         "{PY} pretrain --exp {wildcards.exp} --features {input.features} --split {input.split} "
-        "--out artifacts/{wildcards.exp}/pretrain > {log} 2>&1"
+        "--out artifacts/{wildcards.exp}/pretrain --timing {output.timing} > {log} 2>&1"

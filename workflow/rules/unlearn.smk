@@ -11,6 +11,7 @@ rule unlearn:
     output:
         models="artifacts/{exp}/unlearn/{method}/models.safetensors",
         cost="artifacts/{exp}/unlearn/{method}/cost.json",
+        timing="timings/{exp}/{method}.json",
     wildcard_constraints:
         method="|".join(spine_methods()),
     params:
@@ -27,4 +28,4 @@ rule unlearn:
     shell:
         "{PY} unlearn --exp {wildcards.exp} --method {wildcards.method} --features {input.features} "
         "--split {input.split} --pretrain-dir artifacts/{wildcards.exp}/pretrain "
-        "--out artifacts/{wildcards.exp}/unlearn/{wildcards.method} > {log} 2>&1"
+        "--out artifacts/{wildcards.exp}/unlearn/{wildcards.method} --timing {output.timing} > {log} 2>&1"

@@ -1,7 +1,7 @@
 """The spine experiment's table and figure: accuracy, forget accuracy, MIA AUC and cost per method.
 
 `metrics.csv` holds only deterministic numbers (it is byte-identical across re-runs); wall time is
-the one non-deterministic number and lives in `cost.csv`.
+the one non-deterministic number and lives in `timing.csv`.
 """
 
 from __future__ import annotations
@@ -29,12 +29,12 @@ METRIC_COLUMNS = {
 }
 
 
-def tables(results: list[str], costs: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def tables(results: list[str], timings: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
     rows = [read_json(p) for p in results]
     metrics = pd.DataFrame([{"method": r["method"], **{c: r[c] for c in METRIC_COLUMNS}} for r in rows])
-    cost = pd.DataFrame([{"method": r["method"], "wall time (s)": read_json(c)["wall_time_s"]}
-                         for r, c in zip(rows, costs)])
-    return metrics.round(4), cost.round(2)
+    timing = pd.DataFrame([{"method": r["method"], "wall time (s)": read_json(t)["wall_time_s"]}
+                           for r, t in zip(rows, timings)])
+    return metrics.round(4), timing.round(2)
 
 
 def figure(metrics: pd.DataFrame, path: Path) -> None:
@@ -53,12 +53,12 @@ def figure(metrics: pd.DataFrame, path: Path) -> None:
     plt.close(fig)
 
 
-def write_report(params: dict, results: list[str], costs: list[str], out_dir: str) -> None:
+def write_report(params: dict, results: list[str], timings: list[str], out_dir: str) -> None:
     out = Path(out_dir)
     cfg = experiment_config(params, "spine")
-    metrics, cost = tables(results, costs)
-    table = metrics.merge(cost, on="method").rename(columns=METRIC_COLUMNS)
-    for df, name in ((metrics.rename(columns=METRIC_COLUMNS), "metrics.csv"), (cost, "cost.csv")):
+    metrics, timing = tables(results, timings)
+    table = metrics.merge(timing, on="method").rename(columns=METRIC_COLUMNS)
+    for df, name in ((metrics.rename(columns=METRIC_COLUMNS), "metrics.csv"), (timing, "timing.csv")):
         with atomic_path(out / "spine" / name) as tmp:
             df.to_csv(tmp, index=False)
     fig_path = out / "figures" / "spine.png"
