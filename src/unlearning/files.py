@@ -40,35 +40,12 @@ def read_json(path: str | Path):
 
 
 def save_tensors(path: str | Path, tensors: dict[str, torch.Tensor], metadata: dict | None = None) -> None:
-    """safetensors, atomically; metadata values are stored as JSON strings."""
-    meta = {k: json.dumps(v, sort_keys=True) for k, v in (metadata or {}).items()}
+    """safetensors, atomically. The metadata goes in as one sorted JSON string under the key "json":
+    safetensors keeps metadata in a hash map of random order, so several keys would give equal inputs
+    different bytes."""
+    meta = {"json": json.dumps(metadata or {}, sort_keys=True)}
     with atomic_path(path) as tmp:
         save_file({k: v.detach().contiguous().cpu() for k, v in tensors.items()}, str(tmp), metadata=meta)
-        _sort_metadata(tmp)
-
-
-def _sort_metadata(path: Path) -> None:
-    """Rewrite a safetensors header with its metadata keys sorted, so equal inputs give equal bytes.
-
-    safetensors keeps the metadata in a Rust HashMap whose iteration order is random (it changes even
-    between two calls in one process), so the same tensors and metadata gave files with different bytes.
-    """
-    with open(path, "r+b") as f:
-        size = int.from_bytes(f.read(8), "little")
-        header = json.loads(f.read(size))
-        if "__metadata__" not in header:
-            return
-        header["__metadata__"] = dict(sorted(header["__metadata__"].items()))
-        text = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
-        if len(text) <= size:  # always, as only the order changed: pad with spaces as safetensors does
-            f.seek(8)
-            f.write(text.ljust(size, b" "))
-            return
-        data = f.read()
-        text = text.ljust(-(-len(text) // 8) * 8, b" ")
-        f.seek(0)
-        f.write(len(text).to_bytes(8, "little") + text + data)
-        f.truncate()
 
 
 def load_tensors(path: str | Path, device: str | torch.device = "cpu") -> dict[str, torch.Tensor]:
@@ -81,4 +58,4 @@ def load_metadata(path: str | Path) -> dict:
     from safetensors import safe_open
 
     with safe_open(str(path), framework="pt") as f:
-        return {k: json.loads(v) for k, v in (f.metadata() or {}).items()}
+        return json.loads((f.metadata() or {}).get("json", "{}"))
