@@ -65,6 +65,15 @@ def metropolis_hastings(graph: nx.Graph, nodes: list[int] | None = None) -> torc
     return torch.from_numpy(w)
 
 
+def metropolis_hastings_without(graph: nx.Graph, clients: list[int], removed: tuple[int, ...]) -> torch.Tensor:
+    """MH weights of the graph without `removed`, embedded in the rows/columns of `clients` with zero rows
+    and columns for the removed ones (PDUDT's W-hat, spec 2.3)."""
+    keep = [k for k, c in enumerate(clients) if c not in removed]
+    w = torch.zeros(len(clients), len(clients), dtype=torch.float64)
+    w[torch.tensor(keep)[:, None], torch.tensor(keep)] = metropolis_hastings(graph, [clients[k] for k in keep])
+    return w
+
+
 def spectral_rho(w: torch.Tensor) -> float:
     """rho = max(|lambda_2|, |lambda_n|) of a symmetric doubly-stochastic W (Assumption 4.8 of PDUDT)."""
     eig = torch.linalg.eigvalsh(w.double())

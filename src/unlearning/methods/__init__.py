@@ -55,7 +55,7 @@ class Unlearned:
 
 Method = Callable[[TrainedState, ForgetRequest, dict], Unlearned]
 METHODS: dict[str, Method] = {}
-MODULES = ("retrain", "finetune")
+MODULES = ("retrain", "finetune", "pdudt")
 
 
 def register(name: str):

@@ -25,7 +25,7 @@ from torch.func import functional_call, grad, vmap
 from tqdm import tqdm
 
 from ..seeding import generator
-from ..topology import graph_for_round, metropolis_hastings
+from ..topology import graph_for_round, metropolis_hastings, metropolis_hastings_without
 from .flat import FlatSpec
 
 STRATEGIES = ("auto", "vmap", "loop")
@@ -165,7 +165,9 @@ def train(model: nn.Module, spec: FlatSpec, theta: torch.Tensor, data: ClientDat
           checkpoint_every: int = 0, progress: bool = False) -> tuple[torch.Tensor, TrainLog]:
     """Run `rounds` of decentralized SGD for the stacked models `theta` [len(clients), d].
 
-    `history` (a HistoryWriter) receives every round's pseudo-gradients and mixing matrix;
+    `history` (a HistoryWriter) receives every round's pseudo-gradients and mixing matrix W, plus
+    W_without (the MH matrix without the removable clients, zero rows/columns there) when the schedule
+    names removable clients;
     `checkpoints` (a CheckpointStore) receives the models every `checkpoint_every` rounds.
     """
     grad_fn = grad(make_loss(model, spec))
@@ -177,7 +179,10 @@ def train(model: nn.Module, spec: FlatSpec, theta: torch.Tensor, data: ClientDat
         idx, weight = round_batches(data, clients, sched, t)
         pseudo = local_pseudo_gradients(theta, data, idx, weight, sched.lr, grad_fn, strategy)
         if history is not None:
-            history.append(t, pseudo, {"W": w})
+            mixing = {"W": w}
+            if sched.keep_connected_without:
+                mixing["W_without"] = metropolis_hastings_without(graph, clients, sched.keep_connected_without)
+            history.append(t, pseudo, mixing)
         theta = mix(theta, pseudo, w, sched.lr, sched.mixing)
         log.grad_evals += int(weight.sum())
         log.rounds.append(t)

@@ -1,0 +1,99 @@
+"""PDUDT and PDUDT(ES) (Qiao et al., ICML 2025; specs/pdudt.md 2.3-2.4), from the stored history.
+
+Each remaining client i, with no communication, replays its own history: per round t its own and its
+neighbours' gradients g^t_j and its rows of W^t and W-hat^t (W-hat = MH weights without the target,
+zero row and column there), and computes
+
+    delta^t_i = eta sum_j (W-hat^t_ij - W^t_ij) g^t_j            (Eq. 7, residual approximation)
+    a^t_i     = || sum_j W^t_ij g^t_j ||^2,  p^t_i = a^t_i / sum_t a^t_i     (Eq. 8)
+    theta-bar_i = theta^{t1}_i - sum_t p^t_i delta^t_i            (Eq. 9)
+    theta^u_i   = theta-bar_i + z_i,  z_i ~ N(0, (n-1) sigma^2 I) (Algorithm 2, lines 14-15)
+
+PDUDT(ES) sums over the first `es_rounds` rounds only, with p renormalised there (Appendix D).
+`noise_only` is the ablation of spec 7-N: the noise without the correction.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import torch
+
+from ..experiment import ForgetRequest
+from ..history import History
+from ..seeding import generator
+from . import Cost, TrainedState, Unlearned, register
+
+
+def client_correction(history: History, row: int, lr: float, horizon: int) -> torch.Tensor:
+    """sum_t p^t_i delta^t_i for the client stored in row `row`, reading only its own history."""
+    total, weight_sum = None, 0.0
+    for t in range(horizon):
+        w, w_hat = history.mixing["W"][t][row], history.mixing["W_without"][t][row]
+        rows = torch.nonzero(w).flatten().tolist()  # itself and its neighbours in round t
+        grads = history.grads(t, rows)
+        delta = lr * ((w_hat[rows] - w[rows]).float() @ grads)
+        a = float(((w[rows].float() @ grads) ** 2).sum())
+        total = a * delta if total is None else total + a * delta
+        weight_sum += a
+    if total is None or weight_sum == 0.0:
+        return torch.zeros(history.grads(0, [row]).shape[1])
+    return total / weight_sum
+
+
+def client_noise(dim: int, n: int, sigma: float, seed: int, *keys) -> torch.Tensor:
+    """z_i ~ N(0, (n-1) sigma^2 I_d): the average of n-1 of them is N(0, sigma^2 I_d) (Cor. 4.10)."""
+    return math.sqrt(n - 1) * sigma * torch.randn(dim, generator=generator(seed, *keys))
+
+
+def _target(state: TrainedState, request: ForgetRequest) -> int:
+    if request.kind != "client" or len(request.removed) != 1:
+        raise ValueError("PDUDT removes one whole client: set forget.kind: client")
+    if state.setup.cfg["train"]["mixing"] != "gradient":
+        raise ValueError("PDUDT corrects gradient-mixing training (PDUDT Eq. 2): set train.mixing: gradient")
+    return request.removed[0]
+
+
+def add_noise(theta: torch.Tensor, clients: list[int], n: int, sigma: float, seed: int, name: str) -> torch.Tensor:
+    """Per-client Gaussian noise, one generator per (experiment, sigma, client); shared by all methods so
+    that PDUDT, its ablation and perturbed retraining draw the same z_i."""
+    noise = torch.stack([client_noise(theta.shape[1], n, sigma, seed, name, "noise", sigma, c) for c in clients])
+    return theta + noise.to(theta)
+
+
+def unlearn(state: TrainedState, request: ForgetRequest, sigma: float, horizon: int | None,
+            correct: bool = True) -> Unlearned:
+    s = state.setup
+    target = _target(state, request)
+    start = time.perf_counter()
+    history = state.history()
+    horizon = len(history) if horizon is None else min(horizon, len(history))
+    stored = history.meta["clients"]
+    clients = [c for c in state.clients if c != target]
+    theta = torch.stack([state.theta[state.clients.index(c)] for c in clients]).cpu()
+    if correct:
+        corrections = torch.stack([client_correction(history, stored.index(c), s.cfg["train"]["lr"], horizon)
+                                   for c in clients])
+        theta = theta - corrections
+    theta = add_noise(theta, clients, len(state.clients), sigma, s.seed, s.name)
+    cert = {"sigma": sigma, "noise_std_per_client": math.sqrt(len(state.clients) - 1) * sigma,
+            "beta": s.params["privacy"]["delta"], "rounds_used": horizon if correct else 0,
+            "reference": "perturbed retraining (PDUDT Cor. 4.10)"}
+    cost = Cost(time.perf_counter() - start, grad_evals=0, bytes_read=history.bytes_read)
+    return Unlearned(theta.to(s.device), clients, cost, cert)
+
+
+@register("pdudt")
+def pdudt(state: TrainedState, request: ForgetRequest, params: dict) -> Unlearned:
+    return unlearn(state, request, params["sigma"], None)
+
+
+@register("pdudt_es")
+def pdudt_es(state: TrainedState, request: ForgetRequest, params: dict) -> Unlearned:
+    return unlearn(state, request, params["sigma"], params["es_rounds"])
+
+
+@register("noise_only")
+def noise_only(state: TrainedState, request: ForgetRequest, params: dict) -> Unlearned:
+    return unlearn(state, request, params["sigma"], 0, correct=False)

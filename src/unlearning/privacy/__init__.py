@@ -1,0 +1,1 @@
+"""Noise calibration and accounting: Gaussian mechanism, PDUDT's Theorem 4.9 bound."""
