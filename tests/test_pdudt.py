@@ -159,3 +159,15 @@ def test_d1_bound_behaviour():
     assert limit == pytest.approx(min(math.sqrt(1 / 1200), math.sqrt(1 / 600), math.sqrt(1 / 810)))
     with pytest.raises(ValueError, match="Theorem 4.9 needs"):
         d1_bound(BoundInputs(**{**base.__dict__, "eta": 1.0}))
+
+
+def test_certify_command_prints_sigma_and_epsilon(capsys):
+    from unlearning.__main__ import main
+
+    assert main(["certify", "--d1", "0.05", "--epsilon", "1", "--beta", "1e-5"]) == 0
+    sigma = float(capsys.readouterr().out.split("sigma = ")[1])
+    assert sigma == pytest.approx(sigma_for(0.05, 1.0, 1e-5), rel=1e-5)
+    assert main(["certify", "--d1", "0.05", "--sigma", str(sigma), "--beta", "1e-5"]) == 0
+    assert float(capsys.readouterr().out.split("epsilon = ")[-1]) == pytest.approx(1.0, rel=1e-4)
+    assert main(["certify", "--eta", "1e-4", "--epsilon", "1", "--beta", "1e-5"]) == 2
+    assert "missing: --L" in capsys.readouterr().err

@@ -23,6 +23,20 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m unlearning", description=__doc__, parents=[common])
     sub = p.add_subparsers(dest="step", required=True)
     sub.add_parser("check-params", help="validate params.yaml and exit", parents=[common])
+    c = sub.add_parser("certify", help="PDUDT: the noise sigma for (d1, epsilon, beta), or epsilon for a sigma",
+                       description="Give --d1, or the inputs of Theorem 4.9 to compute it; then --epsilon (prints "
+                       "sigma) or --sigma (prints epsilon). Does not read params.yaml.")
+    c.add_argument("--d1", type=float, help="the l2 gap d1 (Theorem 4.9) or any sensitivity")
+    for name in ("eta", "L", "rho1", "rho2", "sigma1-sq", "sigma2-sq", "df-n", "df-n1"):
+        c.add_argument(f"--{name}", type=float, help="Theorem 4.9 input (instead of --d1)")
+    c.add_argument("--n", type=int, help="clients before removal (Theorem 4.9 input)")
+    c.add_argument("--t1", type=int, help="round of the request (Theorem 4.9 input)")
+    c.add_argument("--i2-prime-denominator", choices=("D2", "D1"), default="D2",
+                   help="D2 as the paper prints, or D1 as the derivation gives (spec 7-T)")
+    c.add_argument("--beta", type=float, required=True, help="confidence parameter beta in (0, 1)")
+    target = c.add_mutually_exclusive_group(required=True)
+    target.add_argument("--epsilon", type=float, help="privacy budget: print the sigma it needs")
+    target.add_argument("--sigma", type=float, help="noise scale: print the epsilon it achieves")
     s = sub.add_parser("prepare", help="raw dataset -> processed uint8 tensors", parents=[common])
     s.add_argument("--dataset", required=True)
     s.add_argument("--out", required=True)
@@ -54,11 +68,37 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def certify(args) -> str:
+    """PDUDT section 2.5: sigma = d1 / (sqrt(2)(sqrt(log(1/beta) + eps) - sqrt(log(1/beta))))."""
+    from .privacy.gaussian import epsilon, sigma_for
+    from .privacy.pdudt_bound import BoundInputs, d1_bound
+
+    d1 = args.d1
+    if d1 is None:
+        names = ("eta", "L", "n", "t1", "rho1", "rho2", "sigma1_sq", "sigma2_sq", "df_n", "df_n1")
+        missing = [f"--{k.replace('_', '-')}" for k in names if getattr(args, k) is None]
+        if missing:
+            raise ValueError(f"certify: give --d1, or all of the Theorem 4.9 inputs (missing: {', '.join(missing)})")
+        d1 = d1_bound(BoundInputs(**{k: getattr(args, k) for k in names}), args.i2_prime_denominator)
+    if args.epsilon is not None:
+        sigma = sigma_for(d1, args.epsilon, args.beta)
+        return f"d1 = {d1:.6g}  epsilon = {args.epsilon:g}  beta = {args.beta:g}  ->  sigma = {sigma:.6g}"
+    eps = epsilon(d1, args.sigma, args.beta)
+    return f"d1 = {d1:.6g}  sigma = {args.sigma:g}  beta = {args.beta:g}  ->  epsilon = {eps:.6g}"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     args.params = getattr(args, "params", "params.yaml")
     args.threads = getattr(args, "threads", None)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if args.step == "certify":
+        try:
+            print(certify(args))
+        except ValueError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
+        return 0
     try:
         params = load_checked(args.params)
         torch.set_num_threads(args.threads or params["engine"]["cpu_threads"])
