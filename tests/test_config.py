@@ -46,6 +46,11 @@ BAD = [
     ("spine.quick.partition", {"train_per_client": 7000}, "valid: at most 6000"),
     ("engine.strategy", "threads", "engine.strategy: 'threads' is not one of"),
     ("device", "tpu", "device: 'tpu' is not one of"),
+    ("pdudt.train.mixing", "model", "pdudt.train.mixing: PDUDT trains with gradient mixing"),
+    ("pdudt.default_sigma", 0.5, "pdudt.default_sigma: 0.5 is not in pdudt.sigmas"),
+    ("pdudt.quick.pdudt_es", {"es_rounds": 50}, "pdudt.pdudt_es.es_rounds: 50 exceeds pdudt.train.rounds = 20"),
+    ("pdudt.quick.datasets", ["fashion_mnist", "synthetic"], "pdudt.models: no model for dataset 'synthetic'"),
+    ("spine.partition.kind", "class_to_target", None),
 ]
 
 
@@ -71,6 +76,24 @@ def test_cnn_needs_28x28_images(params):
     set_key(params, "spine.model", "cnn")
     with pytest.raises(ParamsError, match=r"spine.model: 'cnn' takes 28x28 images but cifar10 has 32x32"):
         check_params(params)
+
+
+def test_class_to_target_needs_a_client_request(params):
+    set_key(params, "spine.partition.kind", "class_to_target")
+    set_key(params, "spine.forget.kind", "fraction")
+    with pytest.raises(ParamsError, match="class_to_target gives spine.forget.client all of class"):
+        check_params(params)
+
+
+def test_per_dataset_experiments(params):
+    from unlearning.config import experiments
+
+    assert experiments(params, "spine") == ["spine"]
+    assert experiments(params, "pdudt")[0] == "pdudt_fashion_mnist"
+    cfg = experiment_config(params, "pdudt_cifar10")
+    assert cfg["dataset"] == "cifar10" and cfg["model"] == params["pdudt"]["quick"]["models"]["cifar10"]
+    with pytest.raises(KeyError, match="valid: spine, or pdudt_<dataset>"):
+        experiment_config(params, "r2d_mnist")
 
 
 def test_missing_key_is_named(params):

@@ -346,3 +346,14 @@ def test_forget_unknown_kind_raises(clients):
     labels, idx = clients
     with pytest.raises(ValueError, match="valid: client, fraction, class"):
         forget_masks("sample", idx, labels, seed=0)
+
+
+def test_class_to_target_partition_gives_the_target_its_whole_class():
+    """PDUDT spec 4.2: client 9 holds all of class 9, the others an equal stratified share of 0-8."""
+    labels = torch.arange(6000) % 10
+    shares = partition(labels, 10, "class_to_target", seed=0, target=9, target_class=9)
+    assert torch.equal(shares[9].sort().values, (labels == 9).nonzero().flatten())
+    for share in shares[:9]:
+        counts = torch.bincount(labels[share], minlength=10)
+        assert counts[9] == 0 and counts[:9].max() - counts[:9].min() <= 1
+    assert sorted(torch.cat(shares).tolist()) == list(range(6000))

@@ -12,7 +12,8 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-EXPERIMENTS = ("spine",)
+SECTIONS = ("spine", "pdudt")  # experiment sections of params.yaml
+PER_DATASET = ("pdudt",)  # sections that run once per dataset: experiment "pdudt_<dataset>"
 DATASET_INFO = {  # classes, image shape (C, H, W), official train size
     "fashion_mnist": (10, (1, 28, 28), 60000),
     "mnist": (10, (1, 28, 28), 60000),
@@ -94,12 +95,29 @@ def _validate_schema(instance: dict, sub_schema: dict, prefix: str) -> None:
         raise ParamsError(_one_line(error, prefix))
 
 
+def section_config(params: dict, section: str) -> dict:
+    """A section with its scale override merged in (`quick:`/`paper:` dropped)."""
+    body = params[section]
+    return deep_merge({k: v for k, v in body.items() if k not in ("quick", "paper")}, body.get(params["scale"]) or {})
+
+
+def experiments(params: dict, section: str) -> list[str]:
+    """Experiment names of a section: the section itself, or `<section>_<dataset>` for each dataset."""
+    if section in PER_DATASET:
+        return [f"{section}_{d}" for d in section_config(params, section)["datasets"]]
+    return [section]
+
+
 def experiment_config(params: dict, name: str) -> dict:
-    """The section `name` with its scale override merged in (`quick:`/`paper:` dropped)."""
-    section = params[name]
-    merged = deep_merge({k: v for k, v in section.items() if k not in ("quick", "paper")},
-                       section.get(params["scale"]) or {})
-    return merged
+    """The merged config of experiment `name` (a section, or `<section>_<dataset>` with dataset and model set)."""
+    if name in SECTIONS:
+        return section_config(params, name)
+    section, _, dataset = name.partition("_")
+    if section not in PER_DATASET:
+        raise KeyError(f"experiment {name!r}: unknown; valid: spine, or pdudt_<dataset>")
+    cfg = section_config(params, section)
+    cfg["dataset"], cfg["model"] = dataset, cfg["models"].get(dataset)
+    return cfg
 
 
 def _check_spine(cfg: dict, key: str, source: str) -> None:
@@ -127,21 +145,44 @@ def _check_spine(cfg: dict, key: str, source: str) -> None:
     if cfg["partition"]["kind"] == "by_class" and n > classes:
         raise ParamsError(f"{source}: {key}.partition.kind: by_class needs at most {classes} clients "
                           f"(got {key}.clients = {n}); valid otherwise: iid, dirichlet")
+    if cfg["partition"]["kind"] == "class_to_target" and forget["kind"] != "client":
+        raise ParamsError(f"{source}: {key}.partition.kind: class_to_target gives {key}.forget.client all of "
+                          f"class {key}.forget.class, so it needs forget.kind: client")
     if cfg["topology"]["kind"] == "ring" and n < 3:
         raise ParamsError(f"{source}: {key}.topology.kind: a ring needs at least 3 clients; "
                           f"valid for {n}: complete, erdos_renyi, dynamic")
+
+
+def _check_pdudt(cfg: dict, key: str, source: str) -> None:
+    for dataset in cfg["datasets"]:
+        if dataset not in cfg["models"]:
+            raise ParamsError(f"{source}: {key}.models: no model for dataset {dataset!r}; valid: a mapping "
+                              f"dataset -> one of logreg, mlp, cnn, resnet18")
+    if cfg["forget"]["kind"] != "client":
+        raise ParamsError(f"{source}: {key}.forget.kind: PDUDT removes one client; valid: client")
+    if cfg["train"]["mixing"] != "gradient":
+        raise ParamsError(f"{source}: {key}.train.mixing: PDUDT trains with gradient mixing (Eq. 2); valid: gradient")
+    if cfg["default_sigma"] not in cfg["sigmas"]:
+        raise ParamsError(f"{source}: {key}.default_sigma: {cfg['default_sigma']} is not in {key}.sigmas; "
+                          f"valid: one of {cfg['sigmas']}")
+    if cfg["pdudt_es"]["es_rounds"] > cfg["train"]["rounds"]:
+        raise ParamsError(f"{source}: {key}.pdudt_es.es_rounds: {cfg['pdudt_es']['es_rounds']} exceeds "
+                          f"{key}.train.rounds = {cfg['train']['rounds']}; valid: at most that")
 
 
 def check_params(params: dict, source: str = "params.yaml") -> dict:
     """Validate everything; return `params` unchanged. Raises ParamsError with one line."""
     full = schema()
     _validate_schema(params, full, f"{source}: ")
-    for name in EXPERIMENTS:
-        cfg = experiment_config(params, name)
-        section_schema = {"$defs": full["$defs"], **full["$defs"][name],
-                          "required": full["properties"][name]["allOf"][1]["required"][:-2]}
-        _validate_schema(cfg, section_schema, f"{source}: {name}.{params['scale']} merged: ")
-        _check_spine(cfg, name, source)
+    for section in SECTIONS:
+        cfg = section_config(params, section)
+        section_schema = {"$defs": full["$defs"], **full["$defs"][section],
+                          "required": full["properties"][section]["allOf"][1]["required"][:-2]}
+        _validate_schema(cfg, section_schema, f"{source}: {section}.{params['scale']} merged: ")
+        if section == "pdudt":
+            _check_pdudt(cfg, section, source)
+        for name in experiments(params, section):
+            _check_spine(experiment_config(params, name), section, source)
     return params
 
 

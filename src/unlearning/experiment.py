@@ -69,7 +69,8 @@ def make_split(params: dict, name: str, labels: torch.Tensor) -> dict[str, torch
     cfg = experiment_config(params, name)
     part, forget = cfg["partition"], cfg["forget"]
     seed = derive_seed(params["seed"], name)
-    indices = partition(labels, cfg["clients"], part["kind"], seed, part["alpha"], part["train_per_client"])
+    indices = partition(labels, cfg["clients"], part["kind"], seed, part["alpha"], part["train_per_client"],
+                        forget["client"], forget["class"])
     masks = forget_masks(forget["kind"], indices, labels, seed, forget["client"], forget["fraction"], forget["class"])
     out = {}
     for c, (idx, mask) in enumerate(zip(indices, masks)):

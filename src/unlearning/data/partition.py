@@ -7,17 +7,18 @@ import torch
 
 from ..seeding import derive_seed
 
-PARTITIONS = ("iid", "dirichlet", "by_class")
+PARTITIONS = ("iid", "dirichlet", "by_class", "class_to_target")
 
 
 def partition(labels: torch.Tensor, clients: int, kind: str, seed: int, alpha: float = 0.5,
-              per_client: int | None = None) -> list[torch.Tensor]:
+              per_client: int | None = None, target: int = 0, target_class: int = 0) -> list[torch.Tensor]:
     """Sorted training-set indices of each client.
 
     `per_client` first draws a random subset of `per_client * clients` samples. IID splits it into
     equal shares; Dirichlet gives every class proportions ~ Dir(alpha) over the clients; by_class sorts
     it by label and cuts it into equal contiguous shares (with 10 clients and 10 balanced classes,
-    client i holds class i).
+    client i holds class i). class_to_target gives client `target` every sample of `target_class` and
+    deals the other classes round-robin, stratified, over the other clients (PDUDT spec 4.2).
     """
     rng = np.random.default_rng(derive_seed(seed, "partition", kind))
     y = labels.numpy()
@@ -28,6 +29,11 @@ def partition(labels: torch.Tensor, clients: int, kind: str, seed: int, alpha: f
         shares = np.array_split(pool, clients)
     elif kind == "by_class":
         shares = np.array_split(pool[np.argsort(y[pool], kind="stable")], clients)
+    elif kind == "class_to_target":
+        rest = pool[y[pool] != target_class]
+        rest = rest[np.argsort(y[rest], kind="stable")]  # stratified: deal each class in turn
+        others = [rest[k::clients - 1] for k in range(clients - 1)]
+        shares = others[:target] + [pool[y[pool] == target_class]] + others[target:]
     elif kind == "dirichlet":
         shares = [[] for _ in range(clients)]
         for c in np.unique(y[pool]):
