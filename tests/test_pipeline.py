@@ -64,3 +64,12 @@ def test_second_invocation_has_nothing_to_do(two_runs):
                          capture_output=True, text=True)
     assert run.returncode == 0
     assert "Nothing to be done" in run.stdout + run.stderr
+
+
+def test_tiny_config_follows_params_yaml():
+    sys.path.insert(0, str(ROOT / "tests" / "config"))
+    import yaml
+    from make_tiny import tiny_config
+
+    committed = yaml.safe_load((ROOT / "tests" / "config" / "tiny.yaml").read_text())
+    assert committed == tiny_config(), "params.yaml changed: run `.venv/bin/python tests/config/make_tiny.py`"
