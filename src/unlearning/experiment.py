@@ -9,6 +9,7 @@ from torch import nn
 
 from .config import DATASET_INFO, ParamsError, experiment_config
 from .data.forget import forget_masks, removed_clients
+from .data.partition import partition
 from .files import load_metadata, load_tensors
 from .models import build_model
 from .seeding import derive_seed
@@ -64,8 +65,6 @@ class Setup:
 
 def make_split(params: dict, name: str, labels: torch.Tensor) -> dict[str, torch.Tensor]:
     """Client index lists and forget masks as flat tensors for safetensors."""
-    from .data.partition import partition
-
     cfg = experiment_config(params, name)
     part, forget = cfg["partition"], cfg["forget"]
     seed = derive_seed(params["seed"], name)

@@ -59,6 +59,10 @@ class History:
     def __len__(self) -> int:
         return self._grads.shape[0]
 
+    @property
+    def dim(self) -> int:
+        return self._grads.shape[2]
+
     def grads(self, k: int, rows: list[int] | None = None) -> torch.Tensor:
         block = self._grads[k] if rows is None else self._grads[k, rows]
         self.bytes_read += block.nbytes

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 import torch
@@ -13,7 +14,7 @@ from .data.datasets import normalize, prepare
 from .experiment import load_setup, make_split
 from .files import load_metadata, load_tensors, read_json, save_tensors, write_json
 from .history import CheckpointStore, HistoryWriter
-from .methods import TrainedState, get_method
+from .methods import Cost, TrainedState, get_method
 from .train.dsgd import train
 
 log = logging.getLogger("unlearning")
@@ -60,10 +61,16 @@ def step_pretrain(params: dict, name: str, features: str, split: str, out_dir: s
         store.save(rounds, theta, clients)
     save_tensors(out / "models.safetensors", {"theta": theta, "clients": torch.tensor(clients)},
                  {"rounds": rounds, "strategy": setup.strategy, "device": str(setup.device)})
-    write_json(out / "cost.json", {"grad_evals": train_log.grad_evals, "bytes_read": 0, "communication_floats": 0})
-    write_json(timing, {"wall_time_s": train_log.wall_time_s})
+    write_cost(Cost(train_log.wall_time_s, train_log.grad_evals), out / "cost.json", timing)
     log.info("trained %d rounds in %.1f s (%s strategy on %s)", rounds, train_log.wall_time_s,
              setup.strategy, setup.device)
+
+
+def write_cost(cost: Cost, path: Path, timing: str) -> None:
+    """The deterministic costs beside the models; the wall time, which varies, to `timing`."""
+    fields = asdict(cost)
+    write_json(timing, {"wall_time_s": fields.pop("wall_time_s")})
+    write_json(path, fields)
 
 
 def _load_models(path: str, device) -> tuple[torch.Tensor, list[int], dict]:
@@ -81,9 +88,7 @@ def step_unlearn(params: dict, name: str, method: str, features: str, split: str
     out = Path(out_dir)
     save_tensors(out / "models.safetensors", {"theta": result.theta, "clients": torch.tensor(result.clients)},
                  {"method": method, "certificate": result.certificate})
-    cost = result.cost_dict()
-    write_json(timing, {"wall_time_s": cost.pop("wall_time_s")})
-    write_json(out / "cost.json", cost)
+    write_cost(result.cost, out / "cost.json", timing)
     log.info("%s: %.2f s, %d gradient evaluations", method, result.cost.wall_time_s, result.cost.grad_evals)
 
 

@@ -8,7 +8,7 @@ used; empty for exact or uncertified methods) and its cost.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
 from typing import Callable
@@ -48,9 +48,6 @@ class Unlearned:
     clients: list[int]
     cost: Cost
     certificate: dict = field(default_factory=dict)
-
-    def cost_dict(self) -> dict:
-        return asdict(self.cost)
 
 
 Method = Callable[[TrainedState, ForgetRequest, dict], Unlearned]

@@ -38,7 +38,7 @@ def client_correction(history: History, row: int, lr: float, horizon: int) -> to
         total = a * delta if total is None else total + a * delta
         weight_sum += a
     if total is None or weight_sum == 0.0:
-        return torch.zeros(history.grads(0, [row]).shape[1])
+        return torch.zeros(history.dim)
     return total / weight_sum
 
 

@@ -16,7 +16,7 @@ forgotten samples are dropped from that order, so retraining sees the same order
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -157,7 +157,6 @@ def mix(theta: torch.Tensor, pseudo: torch.Tensor, w: torch.Tensor, lr: float, m
 class TrainLog:
     grad_evals: int = 0
     wall_time_s: float = 0.0
-    rounds: list[int] = field(default_factory=list)
 
 
 def train(model: nn.Module, spec: FlatSpec, theta: torch.Tensor, data: ClientData, clients: list[int],
@@ -185,7 +184,6 @@ def train(model: nn.Module, spec: FlatSpec, theta: torch.Tensor, data: ClientDat
             history.append(t, pseudo, mixing)
         theta = mix(theta, pseudo, w, sched.lr, sched.mixing)
         log.grad_evals += int(weight.sum())
-        log.rounds.append(t)
         if checkpoints is not None and checkpoint_every and (t + 1) % checkpoint_every == 0:
             checkpoints.save(t + 1, theta, clients)
     log.wall_time_s = time.perf_counter() - start
