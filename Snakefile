@@ -14,6 +14,11 @@ include: "workflow/rules/pretrain.smk"
 include: "workflow/rules/unlearn.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/pdudt.smk"
+
+
+wildcard_constraints:
+    exp="[^/]+",
 
 
 rule all:
@@ -21,4 +26,5 @@ rule all:
         "reports/index.md",
         "reports/index.html",
         "reports/spine/metrics.csv",
+        "reports/pdudt/index.md",
     default_target: True

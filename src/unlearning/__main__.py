@@ -45,7 +45,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--out", required=True)
     for name in ("split", "pretrain", "unlearn", "evaluate", "report"):
         s = sub.add_parser(name, parents=[common])
-        s.add_argument("--exp", required=True, choices=["spine"])
+        s.add_argument("--exp", required=True, help="experiment: spine or pdudt_<dataset>")
         if name != "report":
             s.add_argument("--features", required=True)
         if name in ("pretrain", "unlearn", "evaluate"):
@@ -65,6 +65,28 @@ def _parser() -> argparse.ArgumentParser:
             s.add_argument("--out-dir", required=True)
         else:
             s.add_argument("--out", required=True)
+    pdudt = {  # PDUDT's own steps (steps_pdudt.py) and their file arguments
+        "pdudt-server": ["--split", "--out-dir", "--timing"],
+        "pdudt-variants": ["--method", "--split", "--trained-dir", "--out-dir", "--timing"],
+        "pdudt-continue": ["--method", "--split", "--models", "--out-dir"],
+        "pdudt-attack": ["--split", "--out"],
+        "pdudt-evaluate": ["--method", "--split", "--attack", "--models-a", "--models-b?", "--cost?", "--out"],
+        "pdudt-timing": ["--split", "--pretrain-dir", "--server-dir?", "--timings*", "--out"],
+    }
+    for name, options in pdudt.items():
+        s = sub.add_parser(name, parents=[common], help=f"PDUDT: {name[6:]} (see steps_pdudt.py)")
+        s.add_argument("--exp", required=True, help="experiment pdudt_<dataset>")
+        s.add_argument("--features", required=True)
+        for option in options:
+            flag = option.rstrip("?*")
+            s.add_argument(flag, required=option[-1] not in "?*", nargs="*" if option.endswith("*") else None,
+                           default=[] if option.endswith("*") else None)
+    s = sub.add_parser("pdudt-report", parents=[common], help="PDUDT: tables and figures against the paper")
+    s.add_argument("--results", nargs="*", default=[])
+    s.add_argument("--curves", nargs="*", default=[])
+    s.add_argument("--timings", nargs="*", default=[])
+    s.add_argument("--missing", nargs="*", default=[], help="dataset=reason for each dataset not run")
+    s.add_argument("--out-dir", required=True)
     return p
 
 
@@ -124,10 +146,35 @@ def main(argv: list[str] | None = None) -> int:
             from .report import spine as report_spine
 
             report_spine.write_report(params, args.results, args.timings, args.out_dir)
+        elif args.step.startswith("pdudt-"):
+            run_pdudt(params, args)
     except (ParamsError, DatasetUnavailable, FileNotFoundError, KeyError) as err:
         print(f"error: {err.args[0] if err.args else err}", file=sys.stderr)
         return 2
     return 0
+
+
+def run_pdudt(params: dict, a) -> None:
+    from . import steps_pdudt as sp
+
+    if a.step == "pdudt-report":
+        from .report import pdudt as report_pdudt
+
+        missing = dict(item.split("=", 1) for item in a.missing)
+        report_pdudt.write_report(params, a.results, a.curves, a.timings, missing, a.out_dir)
+    elif a.step == "pdudt-server":
+        sp.step_server(params, a.exp, a.features, a.split, a.out_dir, a.timing)
+    elif a.step == "pdudt-variants":
+        sp.step_variants(params, a.exp, a.method, a.features, a.split, a.trained_dir, a.out_dir, a.timing)
+    elif a.step == "pdudt-continue":
+        sp.step_continue(params, a.exp, a.method, a.features, a.split, a.models, a.out_dir)
+    elif a.step == "pdudt-attack":
+        sp.step_attack(params, a.exp, a.features, a.split, a.out)
+    elif a.step == "pdudt-evaluate":
+        sp.step_evaluate(params, a.exp, a.method, a.features, a.split, a.attack, a.models_a, a.models_b, a.cost,
+                         a.out)
+    elif a.step == "pdudt-timing":
+        sp.step_timing(params, a.exp, a.features, a.split, a.pretrain_dir, a.server_dir, a.timings, a.out)
 
 
 if __name__ == "__main__":

@@ -116,6 +116,9 @@ def experiment_config(params: dict, name: str) -> dict:
     if section not in PER_DATASET:
         raise KeyError(f"experiment {name!r}: unknown; valid: spine, or pdudt_<dataset>")
     cfg = section_config(params, section)
+    if dataset not in cfg["datasets"]:
+        raise KeyError(f"experiment {name!r}: {dataset!r} is not in {section}.datasets; "
+                       f"valid: {', '.join(f'{section}_{d}' for d in cfg['datasets'])}")
     cfg["dataset"], cfg["model"] = dataset, cfg["models"].get(dataset)
     return cfg
 

@@ -4,7 +4,8 @@ import sys
 
 from snakemake.utils import validate
 
-from unlearning.config import ParamsError, check_params, experiment_config
+from unlearning.config import ParamsError, check_params, experiment_config, experiments
+from unlearning.data.datasets import missing_reason
 
 try:
     validate(config, "../schemas/params.schema.yaml")
@@ -48,3 +49,88 @@ def spine_results():
 
 def spine_timings():
     return [f"timings/spine/{m}.json" for m in ["original", *spine_methods()]]
+
+
+# --- PDUDT: datasets on disk run; the others show in the report as missing, with the reason ---
+PDUDT = experiment_config(config, "pdudt")
+PDUDT_MISSING = {
+    d: reason
+    for d in PDUDT["datasets"]
+    if (reason := missing_reason(d, config["data"]["raw_root"], f"data/processed/{d}.safetensors"))
+}
+PDUDT_EXPS = [f"pdudt_{d}" for d in PDUDT["datasets"] if d not in PDUDT_MISSING]
+PDUDT_NOISED = ("perturbed_retrain", "pdudt", "pdudt_es", "noise_only", "fedrecovery")
+PDUDT_CONTINUED = ("original", "retrain", "perturbed_retrain", "pdudt", "pdudt_es", "noise_only")
+PDUDT_EVALUATED = ["original", *PDUDT["methods"]]
+
+
+def pdudt_training_params(exp):
+    cfg = experiment_config(config, exp)
+    return {k: cfg[k] for k in ("dataset", "model", "mlp_hidden", "clients", "partition", "topology", "train", "forget")}
+
+
+def pdudt_trained_dir(exp, method):
+    if method == "perturbed_retrain":
+        return f"artifacts/{exp}/unlearn/retrain"
+    if method == "fedrecovery":
+        return f"artifacts/{exp}/server"
+    return f"artifacts/{exp}/pretrain"
+
+
+def pdudt_trained_inputs(wc):
+    directory = pdudt_trained_dir(wc.exp, wc.method)
+    extra = [] if wc.method == "perturbed_retrain" else [f"{directory}/history"]
+    return [f"{directory}/models.safetensors", *extra]
+
+
+def pdudt_method_params(exp, method):
+    cfg = experiment_config(config, exp)
+    return {"sigmas": cfg["sigmas"], **cfg.get(method, {})}
+
+
+def pdudt_models_a(exp, method):
+    if method == "original":
+        return f"artifacts/{exp}/pretrain/models.safetensors"
+    return f"artifacts/{exp}/unlearn/{method}/models.safetensors"
+
+
+def pdudt_evaluate_inputs(wc):
+    inputs = {
+        "features": features_path(wc.exp),
+        "split": f"data/splits/{wc.exp}.safetensors",
+        "attack": f"artifacts/{wc.exp}/attack/shadow.safetensors",
+        "models_a": pdudt_models_a(wc.exp, wc.method),
+    }
+    if wc.method in PDUDT_CONTINUED:
+        inputs["models_b"] = f"artifacts/{wc.exp}/subsequent/{wc.method}/models.safetensors"
+    if wc.method != "original":
+        inputs["cost"] = inputs["models_a"].replace("models.safetensors", "cost.json")
+    return inputs
+
+
+def pdudt_evaluate_options(wc):
+    inputs = pdudt_evaluate_inputs(wc)
+    return " ".join(f"--{k.replace('_', '-')} {inputs[k]}" for k in ("models_b", "cost") if k in inputs)
+
+
+def pdudt_timed_jobs(exp):
+    return [m for m in ("retrain",) if m in PDUDT["methods"]]
+
+
+def pdudt_results():
+    return [f"results/{e}/{m}.json" for e in PDUDT_EXPS for m in PDUDT_EVALUATED]
+
+
+def pdudt_curves():
+    return [f"artifacts/{e}/subsequent/{m}/curve.json" for e in PDUDT_EXPS for m in PDUDT_EVALUATED
+            if m in PDUDT_CONTINUED]
+
+
+def pdudt_timing_tables():
+    return [f"timings/{e}/table2.json" for e in PDUDT_EXPS]
+
+
+def pdudt_missing_args():
+    if not PDUDT_MISSING:
+        return ""
+    return "--missing " + " ".join(shlex.quote(f"{d}={r}") for d, r in PDUDT_MISSING.items())

@@ -9,6 +9,8 @@ rule evaluate:
         cost=cost_of,
     output:
         "results/{exp}/{method}.json",
+    wildcard_constraints:
+        exp="spine",
     params:
         cfg=lambda wc: experiment_config(config, wc.exp)["eval"],
     log:

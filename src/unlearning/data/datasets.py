@@ -23,6 +23,24 @@ HINTS = {
 }
 
 
+RAW_FILES = {  # a file torchvision's class needs, relative to data.raw_root
+    "fashion_mnist": "FashionMNIST/raw/train-images-idx3-ubyte",
+    "mnist": "MNIST/raw/train-images-idx3-ubyte",
+    "cifar10": "cifar-10-batches-py/data_batch_1",
+    "svhn": "SVHN/train_32x32.mat",
+}
+
+
+def missing_reason(name: str, raw_root: str | Path, processed: str | Path) -> str | None:
+    """Why `name` cannot be used offline, or None when its raw files or processed cache are on disk.
+    Workflows call this when planning, so that an absent dataset shows as missing, with this reason."""
+    if name == "synthetic" or Path(processed).is_file() or (Path(raw_root) / RAW_FILES[name]).is_file():
+        return None
+    how = HINTS.get(name, "needs a network: `python -m unlearning prepare --dataset "
+                          f"{name} --out {processed}` downloads it through torchvision")
+    return f"{Path(raw_root) / RAW_FILES[name]} not found; {how}"
+
+
 class DatasetUnavailable(RuntimeError):
     """The dataset is neither on disk nor downloadable; the message says what to do."""
 

@@ -1,0 +1,127 @@
+"""The shadow-model membership inference attack of PDUDT's Table 3 (specs/pdudt.md 5.3).
+
+Shokri et al. (2017) in the lineage of the FATS code (`utils.mia_attack`):
+- the test set splits into stratified halves, H_shadow (the attacker's) and H_eval (negatives);
+- S shadow models of the target's architecture train centrally with the target's SGD recipe, each on a
+  random half of H_shadow ("in"), the other half "out"; their softmax vectors, labelled in = 1 and out = 0,
+  are the attack's training data (stored as safetensors, never pickled);
+- one RandomForestClassifier(100) per class, refitted from that data under a fixed seed wherever used;
+- positives = the target client's training samples, negatives = H_eval samples of the same classes;
+  100 repetitions draw m = min(|M|, |N|, max_samples) of each and report precision TP / (TP + FP),
+  with recall, accuracy and ROC AUC beside it (mean and std over repetitions, ddof = 0).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch.func import functional_call, grad
+
+from ..experiment import Setup
+from ..models import build_model
+from ..seeding import derive_seed, generator
+from ..train.dsgd import ClientData, Schedule, local_pseudo_gradients, make_loss, round_batches
+from ..train.flat import FlatSpec
+
+
+def stratified_halves(labels: torch.Tensor, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Indices of H_shadow and H_eval: each class's samples shuffled and cut in half."""
+    gen = generator(seed, "mia", "halves")
+    shadow, held = [], []
+    for c in labels.unique().tolist():
+        idx = (labels == c).nonzero().flatten()
+        idx = idx[torch.randperm(len(idx), generator=gen)]
+        shadow.append(idx[: len(idx) // 2])
+        held.append(idx[len(idx) // 2:])
+    return torch.cat(shadow).sort().values, torch.cat(held).sort().values
+
+
+@torch.no_grad()
+def softmax(setup: Setup, flat: torch.Tensor, x: torch.Tensor, batch: int = 2048) -> torch.Tensor:
+    params = setup.spec.unflatten(flat.to(setup.device))
+    out = [functional_call(setup.model, params, (x[s:s + batch],)).softmax(1) for s in range(0, len(x), batch)]
+    return torch.cat(out).cpu() if out else torch.zeros(0, setup.classes)
+
+
+def train_shadows(setup: Setup, shadow_idx: torch.Tensor, models: int, epochs: int) -> dict[str, torch.Tensor]:
+    """Train `models` shadow models (stacked, one SGD epoch at a time) and return the attack's training
+    data: softmax vectors of their in and out halves with membership and class labels."""
+    cfg, seed = setup.cfg, derive_seed(setup.seed, setup.name, "shadow")
+    gen = generator(seed, "in-out")
+    halves = [shadow_idx[torch.randperm(len(shadow_idx), generator=gen)] for _ in range(models)]
+    ins = [h[: len(h) // 2] for h in halves]
+    outs = [h[len(h) // 2:] for h in halves]
+    # the shadows share the target's architecture; only their initial values differ
+    theta = torch.stack([_init_like(setup, seed, s) for s in range(models)]).to(setup.device)
+    data = ClientData(setup.x_test, setup.y_test, ins, [torch.ones(len(i), dtype=torch.bool) for i in ins])
+    train = cfg["train"]
+    sched = Schedule("gradient", train["lr"], train["batch_size"], 1, None, "complete", 1.0, seed, models)
+    grad_fn = grad(make_loss(setup.model, setup.spec))
+    for epoch in range(epochs):
+        idx, weight = round_batches(data, list(range(models)), sched, epoch)
+        theta = theta - train["lr"] * local_pseudo_gradients(theta, data, idx, weight, train["lr"], grad_fn,
+                                                             setup.strategy)
+    probs, member, label = [], [], []
+    for s in range(models):
+        for rows, flag in ((ins[s], 1), (outs[s], 0)):
+            probs.append(softmax(setup, theta[s], setup.x_test[rows.to(setup.device)]))
+            member.append(torch.full((len(rows),), flag))
+            label.append(setup.y_test[rows.to(setup.device)].cpu())
+    train_acc = [float((softmax(setup, theta[s], setup.x_test[ins[s].to(setup.device)]).argmax(1)
+                        == setup.y_test[ins[s].to(setup.device)].cpu()).float().mean()) for s in range(models)]
+    return {"softmax": torch.cat(probs), "member": torch.cat(member), "label": torch.cat(label),
+            "shadow_train_accuracy": torch.tensor(train_acc)}
+
+
+def _init_like(setup: Setup, seed: int, s: int) -> torch.Tensor:
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(derive_seed(seed, "init", s))
+        model = build_model(setup.cfg["model"], tuple(setup.x_test.shape[1:]), setup.classes, setup.cfg["mlp_hidden"])
+    return FlatSpec.of(model).flatten(model)
+
+
+def fit_attack(data: dict[str, torch.Tensor], classes: list[int], seed: int) -> dict:
+    """One RandomForestClassifier(n_estimators=100) per class on that class's shadow softmax vectors."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    forests = {}
+    for c in classes:
+        rows = data["label"] == c
+        forest = RandomForestClassifier(n_estimators=100, random_state=derive_seed(seed, "forest", c) % 2**31,
+                                        n_jobs=1)
+        forests[c] = forest.fit(data["softmax"][rows].numpy(), data["member"][rows].numpy())
+    return forests
+
+
+def member_probability(forests: dict, probs: torch.Tensor, labels: torch.Tensor) -> np.ndarray:
+    """P(in) from the attack model of each sample's class."""
+    out = np.zeros(len(labels))
+    for c, forest in forests.items():
+        rows = (labels == c).numpy()
+        if rows.any():
+            col = list(forest.classes_).index(1) if 1 in forest.classes_ else None
+            out[rows] = forest.predict_proba(probs[rows].numpy())[:, col] if col is not None else 0.0
+    return out
+
+
+def repeated_attack(p_members: np.ndarray, p_others: np.ndarray, repetitions: int, max_samples: int,
+                    gen: torch.Generator, with_auc: bool = True) -> dict:
+    """Precision, recall and accuracy (in %) over `repetitions` balanced resamples, computed for all
+    repetitions at once (predict "member" iff P(in) > 0.5), and sklearn's ROC AUC when `with_auc`:
+    mean and std (ddof = 0) of each."""
+    m = min(len(p_members), len(p_others), max_samples)
+    pos = np.stack([p_members[torch.randperm(len(p_members), generator=gen)[:m].numpy()] for _ in range(repetitions)])
+    neg = np.stack([p_others[torch.randperm(len(p_others), generator=gen)[:m].numpy()] for _ in range(repetitions)])
+    tp, fp = (pos > 0.5).sum(1), (neg > 0.5).sum(1)
+    scores = {"precision": np.where(tp + fp > 0, tp / np.maximum(tp + fp, 1), 0.0),  # zero_division = 0
+              "recall": tp / m, "accuracy": (tp + m - fp) / (2 * m)}
+    if with_auc:
+        from sklearn.metrics import roc_auc_score
+
+        truth = np.r_[np.ones(m), np.zeros(m)]
+        scores["auc"] = np.array([roc_auc_score(truth, np.r_[a, b]) for a, b in zip(pos, neg)])
+    out = {"samples_per_side": m, "repetitions": repetitions}
+    for key, values in scores.items():
+        out[f"{key}_mean"] = 100 * float(np.mean(values))
+        out[f"{key}_std"] = 100 * float(np.std(values))
+    return out

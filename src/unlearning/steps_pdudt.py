@@ -1,0 +1,276 @@
+"""The PDUDT experiment's own steps (specs/pdudt.md 4-5), after the shared split, pretrain and retrain.
+
+Model files of this experiment hold one or more *variants*: `theta.<k>` [clients, d] for each noise level
+in the metadata's `variants` list (sigma null = no noise), plus the `clients` row ids. Noise is added after
+training, so one training and one retraining run serve every sigma (spec 4.2, Efficiency).
+
+- checkpoint A: the models right after unlearning at t1;
+- checkpoint B: after `subsequent.rounds` more rounds of gradient-mixing D-SGD without the target (Eq. 10),
+  on fresh graphs of rounds t1 .. t1 + T - 1 (the same for every method); Origin continues with all n.
+"""
+
+from __future__ import annotations
+
+import logging
+import statistics
+import time
+from pathlib import Path
+
+import torch
+
+from .experiment import Setup, load_setup
+from .files import load_metadata, load_tensors, read_json, save_tensors, write_json
+from .history import History, HistoryWriter
+from .methods import Cost, TrainedState, get_method
+from .methods.pdudt import add_noise, client_correction, client_noise
+from .seeding import generator
+from .steps import write_cost
+from .train.dsgd import train
+
+log = logging.getLogger("unlearning")
+
+NOISED = ("perturbed_retrain", "pdudt", "pdudt_es", "noise_only", "fedrecovery")  # one variant per sigma
+CONTINUED = ("original", "retrain", "perturbed_retrain", "pdudt", "pdudt_es", "noise_only")
+
+
+def save_variants(path: Path, thetas: list[torch.Tensor], clients: list[int], sigmas: list, meta: dict) -> None:
+    tensors = {f"theta.{k}": t.contiguous() for k, t in enumerate(thetas)}
+    tensors["clients"] = torch.tensor(clients)
+    save_tensors(path, tensors, {**meta, "variants": [{"sigma": s} for s in sigmas]})
+
+
+def load_variants(path: str | Path) -> tuple[list[tuple[float | None, torch.Tensor]], list[int], dict]:
+    """[(sigma, theta)] of a variants file, or of a plain models file (one variant, sigma None)."""
+    tensors, meta = load_tensors(path), load_metadata(path)
+    clients = tensors["clients"].tolist()
+    if "theta" in tensors:
+        return [(None, tensors["theta"])], clients, meta
+    return [(v["sigma"], tensors[f"theta.{k}"]) for k, v in enumerate(meta["variants"])], clients, meta
+
+
+def _state(setup: Setup, directory: str | Path) -> TrainedState:
+    tensors, meta = load_tensors(Path(directory) / "models.safetensors"), load_metadata(Path(directory) / "models.safetensors")
+    return TrainedState(setup, tensors["theta"].to(setup.device), tensors["clients"].tolist(), meta["rounds"],
+                        Path(directory))
+
+
+def step_server(params: dict, name: str, features: str, split: str, out_dir: str, timing: str) -> None:
+    """FedRecovery's server run: full-participation FedAvg for t1 rounds, every client's g^t stored."""
+    from .methods.fedrecovery import train_server
+
+    setup = load_setup(params, name, features, split)
+    rounds, clients, out = setup.cfg["train"]["rounds"], list(range(setup.cfg["clients"])), Path(out_dir)
+    history = HistoryWriter(out / "history", rounds, clients, setup.spec.dim, params["engine"]["history_dtype"])
+    theta, train_log = train_server(setup, rounds, history)
+    history.close()
+    save_tensors(out / "models.safetensors", {"theta": theta, "clients": torch.tensor(clients)}, {"rounds": rounds})
+    write_cost(Cost(train_log.wall_time_s, train_log.grad_evals), out / "cost.json", timing)
+
+
+def step_variants(params: dict, name: str, method: str, features: str, split: str, trained_dir: str,
+                  out_dir: str, timing: str) -> None:
+    """One noised method at every sigma of the grid. `trained_dir` holds what it starts from: the
+    D-SGD run (pdudt, pdudt_es, noise_only), the retrain output (perturbed_retrain) or the server run."""
+    setup = load_setup(params, name, features, split)
+    cfg, out = setup.cfg, Path(out_dir)
+    thetas, certificates, total = [], [], Cost(0.0, 0)
+    for sigma in cfg["sigmas"]:
+        if method == "perturbed_retrain":
+            start = time.perf_counter()
+            variants, clients, _ = load_variants(Path(trained_dir) / "models.safetensors")
+            theta = variants[0][1]
+            theta = add_noise(theta.cpu(), clients, cfg["clients"], sigma, setup.seed, setup.name)
+            cost, cert = Cost(time.perf_counter() - start, 0), {"sigma": sigma, "reference": "PDUDT Eq. 5"}
+        else:
+            params_m = {"sigma": sigma, **cfg.get(method, {})}
+            result = get_method(method)(_state(setup, trained_dir), setup.request, params_m)
+            theta, clients, cost, cert = result.theta.cpu(), result.clients, result.cost, result.certificate
+        thetas.append(theta)
+        certificates.append(cert)
+        total = Cost(total.wall_time_s + cost.wall_time_s, 0, total.bytes_read + cost.bytes_read)
+    save_variants(out / "models.safetensors", thetas, clients, cfg["sigmas"],
+                  {"method": method, "certificates": certificates})
+    write_cost(total, out / "cost.json", timing)
+    log.info("%s: %d sigmas in %.2f s", method, len(thetas), total.wall_time_s)
+
+
+def continue_training(setup: Setup, theta: torch.Tensor, clients: list[int], start: int, rounds: int, lr: float,
+                      eval_every: int) -> tuple[torch.Tensor, list[dict]]:
+    """Eq. (10): `rounds` more rounds of the experiment's D-SGD among `clients`, from `theta`; the
+    averaged model's test accuracy every `eval_every` rounds."""
+    from .evaluate.metrics import accuracy, per_sample_loss_and_pred
+
+    data = setup.data.retained(setup.request.masks)
+    sched = setup.schedule(lr=lr)
+    theta = theta.to(setup.device)
+
+    def point(t: int) -> dict:
+        _, pred = per_sample_loss_and_pred(setup, theta.mean(0), setup.x_test, setup.y_test)
+        return {"round": t, "test_accuracy": accuracy(pred, setup.y_test)}
+
+    curve, done = [point(0)], 0
+    while done < rounds:
+        step = min(eval_every, rounds - done)
+        theta, _ = train(setup.model, setup.spec, theta, data, clients, sched,
+                         range(start + done, start + done + step), setup.strategy)
+        done += step
+        curve.append(point(done))
+    return theta, curve
+
+
+def step_continue(params: dict, name: str, method: str, features: str, split: str, models: str,
+                  out_dir: str) -> None:
+    setup = load_setup(params, name, features, split)
+    sub = setup.cfg["subsequent"]
+    variants, clients, meta = load_variants(models)
+    out, thetas, curves = Path(out_dir), [], []
+    for sigma, theta in variants:
+        theta, curve = continue_training(setup, theta, clients, setup.cfg["train"]["rounds"], sub["rounds"],
+                                         sub["lr"], sub["eval_every"])
+        thetas.append(theta.cpu())
+        curves.append({"sigma": sigma, "curve": curve})
+        log.info("%s sigma=%s: test accuracy %.4f after %d rounds", method, sigma, curve[-1]["test_accuracy"],
+                 sub["rounds"])
+    save_variants(out / "models.safetensors", thetas, clients, [s for s, _ in variants], {"method": method})
+    write_json(out / "curve.json", curves)
+
+
+def step_attack(params: dict, name: str, features: str, split: str, out: str) -> None:
+    """Shadow models once per dataset and seed; their softmax vectors are the attack's training data."""
+    from .evaluate.shadow_mia import stratified_halves, train_shadows
+
+    setup = load_setup(params, name, features, split)
+    mia = setup.cfg["mia"]
+    shadow_idx, _ = stratified_halves(setup.y_test.cpu(), setup.seed)
+    data = train_shadows(setup, shadow_idx, mia["shadow_models"], mia["shadow_epochs"])
+    save_tensors(out, data, {"experiment": name, **mia})
+    log.info("shadow models' train accuracy: %s", [round(a, 3) for a in data["shadow_train_accuracy"].tolist()])
+
+
+def evaluate_variant(setup: Setup, theta: torch.Tensor, clients: list[int], forests, eval_idx: torch.Tensor,
+                     seed_keys: tuple) -> dict:
+    """Accuracies (per client, averaged model, per class), forget accuracy, loss-threshold AUC and the shadow
+    attack on the averaged model (primary) and on each client's model (mean, secondary)."""
+    from .evaluate.metrics import evaluate
+    from .evaluate.shadow_mia import member_probability, repeated_attack, softmax
+
+    cfg = setup.cfg
+    theta = theta.to(setup.device)
+    base = evaluate(setup, theta, clients, cfg["eval"]["mia_samples"])
+    y_test = setup.y_test.cpu()
+    per_class_clients = {str(c): [] for c in range(setup.classes)}
+    forget_idx = setup.request.samples(setup.data.indices).to(setup.data.x.device)
+    x_members, y_members = setup.data.x[forget_idx], setup.data.y[forget_idx].cpu()
+    member_classes = y_members.unique()
+    negatives = eval_idx[torch.isin(y_test[eval_idx], member_classes)]
+    x_neg, y_neg = setup.x_test[negatives.to(setup.device)], y_test[negatives]
+
+    def attack(flat: torch.Tensor, key: str) -> dict:
+        p_in = member_probability(forests, softmax(setup, flat, x_members), y_members)
+        p_out = member_probability(forests, softmax(setup, flat, x_neg), y_neg)
+        return repeated_attack(p_in, p_out, cfg["mia"]["repetitions"], cfg["mia"]["max_samples"],
+                               generator(setup.seed, setup.name, "mia-reps", *seed_keys, key),
+                               with_auc=key == "averaged")
+
+    for i in range(len(clients)):
+        pred = softmax(setup, theta[i], setup.x_test).argmax(1)
+        for c in range(setup.classes):
+            per_class_clients[str(c)].append(float((pred[y_test == c] == c).float().mean()))
+    client_attacks = [attack(theta[i], str(c)) for i, c in enumerate(clients)]
+    mean_of = lambda key: sum(a[key] for a in client_attacks) / len(client_attacks)  # noqa: E731
+    return {
+        "client_mean_test_accuracy": sum(base["per_client_test_accuracy"].values()) / len(clients),
+        "averaged_model_test_accuracy": base["test_accuracy"],
+        "per_class_accuracy_averaged_model": base["per_class_accuracy"],
+        "per_class_accuracy_client_mean": {c: sum(v) / len(v) for c, v in per_class_clients.items()},
+        "per_client_test_accuracy": base["per_client_test_accuracy"],
+        "forget_accuracy": base["forget_accuracy"],
+        "mia_loss_threshold_auc": base["mia_loss_threshold_auc"],
+        "mia_shadow": attack(theta.mean(0), "averaged"),
+        "mia_shadow_client_mean": {"precision_mean": mean_of("precision_mean"), "accuracy_mean": mean_of("accuracy_mean")},
+    }
+
+
+def step_evaluate(params: dict, name: str, method: str, features: str, split: str, attack: str, models_a: str,
+                  models_b: str | None, cost: str | None, out: str) -> None:
+    from .evaluate.shadow_mia import fit_attack, stratified_halves
+
+    setup = load_setup(params, name, features, split)
+    _, eval_idx = stratified_halves(setup.y_test.cpu(), setup.seed)
+    forest_classes = setup.data.y[setup.request.samples(setup.data.indices).to(setup.data.x.device)].unique()
+    forests = fit_attack(load_tensors(attack), forest_classes.tolist(), setup.seed)
+    result = {"method": method, "experiment": name, "scale": params["scale"], "checkpoints": {}}
+    for checkpoint, path in (("A", models_a), ("B", models_b)):
+        if path is None:
+            continue
+        variants, clients, _ = load_variants(path)
+        if method == "original":  # Origin is judged on the same remaining clients as every method
+            keep = [i for i, c in enumerate(clients) if c not in setup.request.removed]
+            variants, clients = [(s, t[keep]) for s, t in variants], [clients[i] for i in keep]
+        result["checkpoints"][checkpoint] = [
+            {"sigma": sigma, **evaluate_variant(setup, theta, clients, forests, eval_idx, (checkpoint, sigma))}
+            for sigma, theta in variants]
+    if cost is not None:
+        result["cost"] = read_json(cost)
+    write_json(out, result)
+    log.info("%s evaluated", method)
+
+
+def max_history_client(history: History, remaining: list[int]) -> int:
+    """Spec 5.2: the remaining client with the largest stored history, max_i sum_t |N^t_i|."""
+    w = history.mixing["W"]
+    stored = history.meta["clients"]
+    sizes = {c: int((w[:, stored.index(c)] != 0).sum()) for c in remaining}
+    return max(remaining, key=lambda c: (sizes[c], -c))
+
+
+def _median_time(fn, repeats: int) -> tuple[float, list[float]]:
+    fn()  # warm-up
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), times
+
+
+def step_timing(params: dict, name: str, features: str, split: str, pretrain_dir: str, server_dir: str | None,
+                timings: list[str], out: str) -> None:
+    """Table 2 the paper's way (spec 5.2): PDUDT and PDUDT(ES) on the client with the largest history,
+    from the stored history, warm-up then the median of `timing.repeats`; FedRecovery on the server the same
+    way; Retrain (and any other method) as the wall time of its job."""
+    setup = load_setup(params, name, features, split)
+    cfg = setup.cfg
+    target = setup.request.removed[0]
+    remaining = [c for c in range(cfg["clients"]) if c != target]
+    history = History(Path(pretrain_dir) / "history")
+    client = max_history_client(history, remaining)
+    row, lr, n, sigma = history.meta["clients"].index(client), cfg["train"]["lr"], cfg["clients"], cfg["default_sigma"]
+
+    def pdudt_on_client(horizon: int):
+        def run():
+            h = History(Path(pretrain_dir) / "history")  # read from the store each time
+            return client_correction(h, row, lr, horizon) + client_noise(h.dim, n, sigma, setup.seed, "timing")
+        return run
+
+    result = {"experiment": name, "client": client, "device": str(setup.device), "repeats": cfg["timing"]["repeats"],
+              "threads": torch.get_num_threads(), "methods": {}}
+    for method, horizon in (("pdudt", len(history)), ("pdudt_es", min(cfg["pdudt_es"]["es_rounds"], len(history)))):
+        median, times = _median_time(pdudt_on_client(horizon), cfg["timing"]["repeats"])
+        result["methods"][method] = {"seconds": median, "runs": times, "how": "median after warm-up, one client"}
+    if server_dir is not None:
+        from .methods.fedrecovery import correction, global_noise
+
+        state = _state(setup, server_dir)
+
+        def server():
+            h = History(Path(server_dir) / "history")
+            return state.theta[0].cpu() - correction(h, h.meta["clients"].index(target), lr) + \
+                global_noise(h.dim, sigma, setup.seed, "timing")
+
+        median, times = _median_time(server, cfg["timing"]["repeats"])
+        result["methods"]["fedrecovery"] = {"seconds": median, "runs": times, "how": "median after warm-up, server"}
+    for path in timings:
+        method = Path(path).stem
+        result["methods"].setdefault(method, {"seconds": read_json(path)["wall_time_s"], "how": "job wall time"})
+    write_json(out, result)

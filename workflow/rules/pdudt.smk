@@ -1,0 +1,168 @@
+# PDUDT (specs/pdudt.md): one experiment per dataset, pdudt_<dataset>, after the shared split, pretrain
+# (gradient mixing with its history) and retrain. Methods that add noise run every sigma in one job;
+# checkpoint A is right after unlearning, checkpoint B after the subsequent rounds (Eq. 10).
+
+
+rule pdudt_server:
+    input:
+        features=lambda wc: features_path(wc.exp),
+        split="data/splits/{exp}.safetensors",
+    output:
+        models="artifacts/{exp}/server/models.safetensors",
+        cost="artifacts/{exp}/server/cost.json",
+        history=directory("artifacts/{exp}/server/history"),
+        timing="timings/{exp}/server.json",
+    params:
+        cfg=lambda wc: pdudt_training_params(wc.exp),
+    log:
+        "logs/pdudt/{exp}/server.log",
+    benchmark:
+        "logs/benchmarks/pdudt/{exp}/server.tsv"
+    threads: THREADS
+    resources:
+        gpu=GPU,
+        mem_mb=8000,
+    shell:
+        "{PY} pdudt-server --exp {wildcards.exp} --features {input.features} --split {input.split} "
+        "--out-dir artifacts/{wildcards.exp}/server --timing {output.timing} > {log} 2>&1"
+
+
+rule pdudt_variants:
+    input:
+        features=lambda wc: features_path(wc.exp),
+        split="data/splits/{exp}.safetensors",
+        trained=pdudt_trained_inputs,
+    output:
+        models="artifacts/{exp}/unlearn/{method}/models.safetensors",
+        cost="artifacts/{exp}/unlearn/{method}/cost.json",
+        timing="timings/{exp}/{method}.json",
+    wildcard_constraints:
+        method="|".join(PDUDT_NOISED),
+    params:
+        trained_dir=lambda wc: pdudt_trained_dir(wc.exp, wc.method),
+        cfg=lambda wc: pdudt_method_params(wc.exp, wc.method),
+    log:
+        "logs/pdudt/{exp}/unlearn_{method}.log",
+    benchmark:
+        "logs/benchmarks/pdudt/{exp}/unlearn_{method}.tsv"
+    threads: THREADS
+    resources:
+        gpu=GPU,
+    shell:
+        "{PY} pdudt-variants --exp {wildcards.exp} --method {wildcards.method} --features {input.features} "
+        "--split {input.split} --trained-dir {params.trained_dir} "
+        "--out-dir artifacts/{wildcards.exp}/unlearn/{wildcards.method} --timing {output.timing} > {log} 2>&1"
+
+
+rule pdudt_continue:
+    input:
+        features=lambda wc: features_path(wc.exp),
+        split="data/splits/{exp}.safetensors",
+        models=lambda wc: pdudt_models_a(wc.exp, wc.method),
+    output:
+        models="artifacts/{exp}/subsequent/{method}/models.safetensors",
+        curve="artifacts/{exp}/subsequent/{method}/curve.json",
+    wildcard_constraints:
+        method="|".join(PDUDT_CONTINUED),
+    params:
+        cfg=lambda wc: experiment_config(config, wc.exp)["subsequent"],
+    log:
+        "logs/pdudt/{exp}/continue_{method}.log",
+    benchmark:
+        "logs/benchmarks/pdudt/{exp}/continue_{method}.tsv"
+    threads: THREADS
+    resources:
+        gpu=GPU,
+    shell:
+        "{PY} pdudt-continue --exp {wildcards.exp} --method {wildcards.method} --features {input.features} "
+        "--split {input.split} --models {input.models} "
+        "--out-dir artifacts/{wildcards.exp}/subsequent/{wildcards.method} > {log} 2>&1"
+
+
+rule pdudt_attack:
+    input:
+        features=lambda wc: features_path(wc.exp),
+        split="data/splits/{exp}.safetensors",
+    output:
+        "artifacts/{exp}/attack/shadow.safetensors",
+    params:
+        cfg=lambda wc: {**pdudt_training_params(wc.exp), "mia": experiment_config(config, wc.exp)["mia"]},
+    log:
+        "logs/pdudt/{exp}/attack.log",
+    benchmark:
+        "logs/benchmarks/pdudt/{exp}/attack.tsv"
+    threads: THREADS
+    resources:
+        gpu=GPU,
+    shell:
+        "{PY} pdudt-attack --exp {wildcards.exp} --features {input.features} --split {input.split} "
+        "--out {output} > {log} 2>&1"
+
+
+rule pdudt_evaluate:
+    input:
+        unpack(pdudt_evaluate_inputs),
+    output:
+        "results/{exp}/{method}.json",
+    wildcard_constraints:
+        exp="pdudt_[a-z0-9_]+",
+    params:
+        optional=pdudt_evaluate_options,
+        cfg=lambda wc: {k: experiment_config(config, wc.exp)[k] for k in ("eval", "mia")},
+    log:
+        "logs/pdudt/{exp}/evaluate_{method}.log",
+    benchmark:
+        "logs/benchmarks/pdudt/{exp}/evaluate_{method}.tsv"
+    threads: THREADS
+    resources:
+        gpu=GPU,
+    shell:
+        "{PY} pdudt-evaluate --exp {wildcards.exp} --method {wildcards.method} --features {input.features} "
+        "--split {input.split} --attack {input.attack} --models-a {input.models_a} {params.optional} "
+        "--out {output} > {log} 2>&1"
+
+
+rule pdudt_timing:
+    input:
+        features=lambda wc: features_path(wc.exp),
+        split="data/splits/{exp}.safetensors",
+        history="artifacts/{exp}/pretrain/history",
+        server="artifacts/{exp}/server/history",
+        timings=lambda wc: [f"timings/{wc.exp}/{m}.json" for m in pdudt_timed_jobs(wc.exp)],
+    output:
+        "timings/{exp}/table2.json",
+    params:
+        cfg=lambda wc: experiment_config(config, wc.exp)["timing"],
+    log:
+        "logs/pdudt/{exp}/timing.log",
+    benchmark:
+        "logs/benchmarks/pdudt/{exp}/timing.tsv"
+    threads: THREADS
+    resources:
+        gpu=GPU,
+    shell:
+        "{PY} pdudt-timing --exp {wildcards.exp} --features {input.features} --split {input.split} "
+        "--pretrain-dir artifacts/{wildcards.exp}/pretrain --server-dir artifacts/{wildcards.exp}/server "
+        "--timings {input.timings} --out {output} > {log} 2>&1"
+
+
+rule pdudt_report:
+    input:
+        results=pdudt_results(),
+        curves=pdudt_curves(),
+        timings=pdudt_timing_tables(),
+    output:
+        md="reports/pdudt/index.md",
+        tables=[f"reports/pdudt/{t}.csv" for t in ("table2", "table3", "figure1", "figure2", "subsequent")],
+        figure1=report("reports/pdudt/figure1.png", caption="../report/pdudt_figure1.rst", category="PDUDT"),
+        figure2=report("reports/pdudt/figure2.png", caption="../report/pdudt_figure2.rst", category="PDUDT"),
+        curves=report("reports/pdudt/subsequent.png", caption="../report/pdudt_subsequent.rst", category="PDUDT"),
+    params:
+        missing=pdudt_missing_args(),
+    log:
+        "logs/pdudt/report.log",
+    benchmark:
+        "logs/benchmarks/pdudt/report.tsv"
+    shell:
+        "{PY} pdudt-report --results {input.results} --curves {input.curves} --timings {input.timings} "
+        "{params.missing} --out-dir reports/pdudt > {log} 2>&1"
