@@ -24,6 +24,17 @@ def tiny_params(params: dict) -> dict:
     params["spine"]["finetune"].update(rounds=2)
     params["spine"]["eval"]["mia_samples"] = 30
     params["spine"]["quick"] = {}
+    pdudt = params["pdudt"]
+    pdudt.update(datasets=["synthetic"], models={"synthetic": "mlp"}, mlp_hidden=16, clients=4,
+                 sigmas=[0.001, 0.01], default_sigma=0.001, quick={}, paper={})
+    pdudt["partition"].update(train_per_client=40)
+    pdudt["train"].update(rounds=3, batch_size=16, lr=0.1, checkpoint_every=3)
+    pdudt["forget"].update(client=3)
+    pdudt["pdudt_es"]["es_rounds"] = 2
+    pdudt["subsequent"].update(rounds=2, lr=0.1, eval_every=1)
+    pdudt["eval"]["mia_samples"] = 30
+    pdudt["mia"].update(shadow_models=2, shadow_epochs=2, repetitions=5, max_samples=20)
+    pdudt["timing"]["repeats"] = 2
     return params
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -26,6 +27,7 @@ def deterministic_files(workdir: Path) -> dict[str, bytes]:
     """Everything but the wall times: results, models, histories, checkpoints, costs, the metrics table."""
     files = [f for d in ("results", "artifacts") for f in sorted((workdir / d).rglob("*")) if f.is_file()]
     files.append(workdir / "reports" / "spine" / "metrics.csv")
+    files += [workdir / "reports" / "pdudt" / f"{name}.csv" for name in ("table3", "figure1", "figure2", "subsequent")]
     return {str(f.relative_to(workdir)): f.read_bytes() for f in files}
 
 
@@ -46,6 +48,21 @@ def test_end_to_end_writes_the_report(two_runs):
     assert (a / "reports" / "index.html").read_text().startswith("<!doctype html>")
     assert (a / "reports" / "figures" / "spine.png").stat().st_size > 1000
     assert (a / "artifacts" / "spine" / "pretrain" / "history" / "grads.npy").is_file()
+
+
+def test_end_to_end_runs_pdudt(two_runs):
+    a, _ = two_runs
+    report = (a / "reports" / "pdudt" / "index.md").read_text()
+    for heading in ("Table 2", "Table 3", "Figure 1", "Figure 2", "Subsequent learning"):
+        assert f"## {heading}" in report
+    for method in ("original", "retrain", "perturbed_retrain", "pdudt", "pdudt_es", "noise_only", "fedrecovery"):
+        result = json.loads((a / "results" / "pdudt_synthetic" / f"{method}.json").read_text())
+        assert len(result["checkpoints"]["A"]) == (1 if method in ("original", "retrain") else 2)
+        assert ("B" in result["checkpoints"]) == (method != "fedrecovery")
+    timing = json.loads((a / "timings" / "pdudt_synthetic" / "table2.json").read_text())
+    assert {"retrain", "pdudt", "pdudt_es", "fedrecovery"} <= timing["methods"].keys()
+    for name in ("figure1", "figure2", "subsequent"):
+        assert (a / "reports" / "pdudt" / f"{name}.png").stat().st_size > 1000
 
 
 def test_rerun_gives_byte_identical_results(two_runs):

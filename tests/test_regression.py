@@ -24,6 +24,11 @@ import yaml
 from conftest import ROOT
 
 GOLDEN = ROOT / "tests" / "regression" / "spine_quick.json"
+GOLDEN_PDUDT = ROOT / "tests" / "regression" / "pdudt_quick.json"
+PDUDT_TOLERANCE = {  # per variant (checkpoint, sigma); MIA precision in points
+    "client_mean_test_accuracy": 0.01, "averaged_model_test_accuracy": 0.01, "forget_accuracy": 0.01,
+    "mia_loss_threshold_auc": 0.02, "mia_shadow.precision_mean": 10.0, "mia_shadow.auc_mean": 5.0,
+}
 TOLERANCE = {  # absolute; accuracies move by one test sample = 1e-4, counts must not move
     "test_accuracy": 0.01, "forget_accuracy": 0.01, "retain_accuracy": 0.01, "test_loss": 0.02,
     "mia_loss_threshold_auc": 0.02, "grad_evals": 0, "bytes_read": 0, "forget_samples": 0, "mia_samples": 0,
@@ -41,8 +46,19 @@ def reported(results_dir: Path) -> dict:
     return out
 
 
+def reported_pdudt(results_dir: Path) -> dict:
+    out = {}
+    for path in sorted(results_dir.glob("*.json")):
+        result = json.loads(path.read_text())
+        for checkpoint, variants in result["checkpoints"].items():
+            for v in variants:
+                key = f"{result['method']}.{checkpoint}.sigma={v['sigma']}"
+                out[key] = {k: (v[k.split(".")[0]][k.split(".")[1]] if "." in k else v[k]) for k in PDUDT_TOLERANCE}
+    return out
+
+
 @pytest.fixture(scope="module")
-def quick_numbers(tmp_path_factory) -> dict:
+def quick_run(tmp_path_factory) -> Path:
     assert RAW.is_file(), f"{RAW} missing: run `bash scripts/bootstrap.sh` (it installs Fashion-MNIST)"
     work = tmp_path_factory.mktemp("quick")
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
@@ -53,12 +69,32 @@ def quick_numbers(tmp_path_factory) -> dict:
     run = subprocess.run([snakemake, "--cores", "2", "-d", str(work), "-s", str(ROOT / "Snakefile")],
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-3000:]
-    numbers = reported(work / "results" / "spine")
     if os.environ.get("UPDATE_GOLDEN"):
-        GOLDEN.write_text(json.dumps({"scale": "quick", "tolerance": TOLERANCE, "methods": numbers},
+        GOLDEN.write_text(json.dumps({"scale": "quick", "tolerance": TOLERANCE,
+                                      "methods": reported(work / "results" / "spine")},
                                      indent=2, sort_keys=True) + "\n")
         shutil.copy(work / "reports" / "index.md", GOLDEN.with_suffix(".md"))
-    return numbers
+        GOLDEN_PDUDT.write_text(json.dumps({"scale": "quick", "tolerance": PDUDT_TOLERANCE,
+                                            "variants": reported_pdudt(work / "results" / "pdudt_fashion_mnist")},
+                                           indent=2, sort_keys=True) + "\n")
+        shutil.copy(work / "reports" / "pdudt" / "index.md", GOLDEN_PDUDT.with_suffix(".md"))
+    return work
+
+
+@pytest.fixture(scope="module")
+def quick_numbers(quick_run) -> dict:
+    return reported(quick_run / "results" / "spine")
+
+
+def test_pdudt_quick_numbers_match_golden(quick_run):
+    golden = json.loads(GOLDEN_PDUDT.read_text())["variants"]
+    got = reported_pdudt(quick_run / "results" / "pdudt_fashion_mnist")
+    assert got.keys() == golden.keys()
+    moved = [f"{variant}.{key}: {got[variant][key]} (golden {expected}, tolerance {PDUDT_TOLERANCE[key]})"
+             for variant, numbers in golden.items() for key, expected in numbers.items()
+             if (got[variant][key] is None) != (expected is None)
+             or (expected is not None and abs(got[variant][key] - expected) > PDUDT_TOLERANCE[key])]
+    assert not moved, "numbers moved beyond tolerance:\n" + "\n".join(moved)
 
 
 def test_quick_scale_numbers_match_golden(quick_numbers):

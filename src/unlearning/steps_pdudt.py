@@ -49,7 +49,8 @@ def load_variants(path: str | Path) -> tuple[list[tuple[float | None, torch.Tens
 
 
 def _state(setup: Setup, directory: str | Path) -> TrainedState:
-    tensors, meta = load_tensors(Path(directory) / "models.safetensors"), load_metadata(Path(directory) / "models.safetensors")
+    path = Path(directory) / "models.safetensors"
+    tensors, meta = load_tensors(path), load_metadata(path)
     return TrainedState(setup, tensors["theta"].to(setup.device), tensors["clients"].tolist(), meta["rounds"],
                         Path(directory))
 
@@ -187,7 +188,7 @@ def evaluate_variant(setup: Setup, theta: torch.Tensor, clients: list[int], fore
         "forget_accuracy": base["forget_accuracy"],
         "mia_loss_threshold_auc": base["mia_loss_threshold_auc"],
         "mia_shadow": attack(theta.mean(0), "averaged"),
-        "mia_shadow_client_mean": {"precision_mean": mean_of("precision_mean"), "accuracy_mean": mean_of("accuracy_mean")},
+        "mia_shadow_client_mean": {key: mean_of(key) for key in ("precision_mean", "accuracy_mean")},
     }
 
 

@@ -17,6 +17,7 @@ HEADER = ("# The tiny test configuration: a synthetic dataset, 4 clients, 3 roun
 def tiny_config() -> dict:
     params = tiny_params(yaml.safe_load((ROOT / "params.yaml").read_text()))
     params["spine"]["paper"] = {}
+    params["pdudt"]["paper"] = {}
     return params
 
 

@@ -25,6 +25,15 @@ GPU = 1 if config["scale"] == "paper" and config["device"] != "cpu" else 0
 THREADS = config["engine"]["cpu_threads"]
 
 
+TRAINING_KEYS = ("dataset", "model", "mlp_hidden", "clients", "partition", "topology", "train", "forget")
+
+
+def training_params(exp):
+    """The keys that training reads, so that editing an evaluation setting does not retrain."""
+    cfg = experiment_config(config, exp)
+    return {k: cfg[k] for k in TRAINING_KEYS}
+
+
 def features_path(exp):
     return f"data/features/{experiment_config(config, exp)['dataset']}.safetensors"
 
@@ -62,11 +71,6 @@ PDUDT_EXPS = [f"pdudt_{d}" for d in PDUDT["datasets"] if d not in PDUDT_MISSING]
 PDUDT_NOISED = ("perturbed_retrain", "pdudt", "pdudt_es", "noise_only", "fedrecovery")
 PDUDT_CONTINUED = ("original", "retrain", "perturbed_retrain", "pdudt", "pdudt_es", "noise_only")
 PDUDT_EVALUATED = ["original", *PDUDT["methods"]]
-
-
-def pdudt_training_params(exp):
-    cfg = experiment_config(config, exp)
-    return {k: cfg[k] for k in ("dataset", "model", "mlp_hidden", "clients", "partition", "topology", "train", "forget")}
 
 
 def pdudt_trained_dir(exp, method):

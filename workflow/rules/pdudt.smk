@@ -13,7 +13,7 @@ rule pdudt_server:
         history=directory("artifacts/{exp}/server/history"),
         timing="timings/{exp}/server.json",
     params:
-        cfg=lambda wc: pdudt_training_params(wc.exp),
+        cfg=lambda wc: training_params(wc.exp),
     log:
         "logs/pdudt/{exp}/server.log",
     benchmark:
@@ -86,7 +86,7 @@ rule pdudt_attack:
     output:
         "artifacts/{exp}/attack/shadow.safetensors",
     params:
-        cfg=lambda wc: {**pdudt_training_params(wc.exp), "mia": experiment_config(config, wc.exp)["mia"]},
+        cfg=lambda wc: {**training_params(wc.exp), "mia": experiment_config(config, wc.exp)["mia"]},
     log:
         "logs/pdudt/{exp}/attack.log",
     benchmark:

@@ -12,7 +12,7 @@ rule pretrain:
         checkpoints=directory("artifacts/{exp}/pretrain/checkpoints"),
         timing="timings/{exp}/original.json",
     params:
-        cfg=lambda wc: {k: v for k, v in experiment_config(config, wc.exp).items() if k not in ("methods", "eval")},
+        cfg=lambda wc: training_params(wc.exp),
         engine=config["engine"],
         device=config["device"],
     log:

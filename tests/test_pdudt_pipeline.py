@@ -1,0 +1,159 @@
+"""PDUDT's experiment around the method: FedRecovery, the shadow-model attack, timing and the report."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from unlearning.data.datasets import missing_reason
+from unlearning.evaluate.shadow_mia import repeated_attack, stratified_halves
+from unlearning.experiment import load_setup
+from unlearning.files import save_tensors
+from unlearning.history import History, HistoryWriter
+from unlearning.methods import TrainedState, get_method
+from unlearning.methods.fedrecovery import server_schedule, train_server
+from unlearning.report import pdudt as report
+from unlearning.steps_pdudt import load_variants, max_history_client, save_variants
+from unlearning.train.dsgd import train
+
+
+def one_minibatch(params: dict) -> dict:
+    params = copy.deepcopy(params)
+    params["engine"]["history_dtype"] = "float32"
+    params["spine"]["train"].update(mixing="gradient", rounds=1, local_epochs=None, local_steps=1)
+    return params
+
+
+def test_fedrecovery_is_exact_after_one_round(tiny, tmp_path):
+    """t1 = 1 with one minibatch: w^1 - p delta equals FedAvg retrained without the target (spec 4.3-4)."""
+    params, features, split = tiny
+    params = one_minibatch(params)
+    setup = load_setup(params, "spine", features, split)
+    n, target = setup.cfg["clients"], setup.request.removed[0]
+    history = HistoryWriter(tmp_path / "history", 1, list(range(n)), setup.spec.dim, "float32")
+    theta, _ = train_server(setup, 1, history)
+    history.close()
+    assert torch.allclose(theta, theta[0].expand_as(theta))  # complete graph: every client holds w
+    state = TrainedState(setup, theta, list(range(n)), 1, tmp_path)
+    unlearned = get_method("fedrecovery")(state, setup.request, {"sigma": 1e-12})
+    remaining = [c for c in range(n) if c != target]
+    retrained, _ = train(setup.model, setup.spec, setup.theta0.expand(n - 1, -1).clone(),
+                         setup.data.retained(setup.request.masks), remaining, server_schedule(setup), range(1),
+                         setup.strategy)
+    torch.testing.assert_close(unlearned.theta[0], retrained[0], atol=1e-6, rtol=0)
+    assert unlearned.clients == [-1]
+
+
+def test_fedrecovery_noise_is_sigma_on_the_global_model(tiny, tmp_path):
+    params, features, split = tiny
+    setup = load_setup(one_minibatch(params), "spine", features, split)
+    n = setup.cfg["clients"]
+    history = HistoryWriter(tmp_path / "history", 1, list(range(n)), setup.spec.dim, "float32")
+    theta, _ = train_server(setup, 1, history)
+    history.close()
+    state = TrainedState(setup, theta, list(range(n)), 1, tmp_path)
+    quiet = get_method("fedrecovery")(state, setup.request, {"sigma": 1e-12}).theta
+    noisy = get_method("fedrecovery")(state, setup.request, {"sigma": 0.5}).theta
+    assert abs(float((noisy - quiet).std()) - 0.5) < 0.05  # no sqrt(n - 1) factor: one model
+
+
+def test_repeated_attack_precision_is_sklearns():
+    from sklearn.metrics import precision_score, recall_score
+
+    rng = np.random.default_rng(0)
+    members, others = rng.uniform(size=80), rng.uniform(size=60) * 0.9
+    gen = torch.Generator().manual_seed(3)
+    out = repeated_attack(members, others, repetitions=1, max_samples=50, gen=gen)
+    gen = torch.Generator().manual_seed(3)
+    pos = members[torch.randperm(80, generator=gen)[:50].numpy()]
+    neg = others[torch.randperm(60, generator=gen)[:50].numpy()]
+    truth, pred = np.r_[np.ones(50), np.zeros(50)], (np.r_[pos, neg] > 0.5).astype(int)
+    assert out["samples_per_side"] == 50
+    assert out["precision_mean"] == pytest.approx(100 * precision_score(truth, pred))
+    assert out["recall_mean"] == pytest.approx(100 * recall_score(truth, pred))
+    assert out["precision_std"] == 0.0
+
+
+def test_repeated_attack_no_predicted_members_gives_zero_precision():
+    out = repeated_attack(np.zeros(10), np.zeros(10), repetitions=4, max_samples=10, gen=torch.Generator())
+    assert out["precision_mean"] == 0.0 and out["accuracy_mean"] == 50.0
+
+
+def test_stratified_halves_split_every_class_in_two():
+    labels = torch.arange(10).repeat_interleave(7)
+    shadow, held = stratified_halves(labels, seed=0)
+    assert len(set(shadow.tolist()) & set(held.tolist())) == 0 and len(shadow) + len(held) == 70
+    assert torch.bincount(labels[shadow], minlength=10).tolist() == [3] * 10
+
+
+def test_variants_round_trip(tmp_path):
+    thetas = [torch.randn(3, 5), torch.randn(3, 5)]
+    save_variants(tmp_path / "m.safetensors", thetas, [0, 1, 2], [0.1, 0.2], {"method": "pdudt"})
+    variants, clients, meta = load_variants(tmp_path / "m.safetensors")
+    assert clients == [0, 1, 2] and [s for s, _ in variants] == [0.1, 0.2] and meta["method"] == "pdudt"
+    assert torch.equal(variants[1][1], thetas[1])
+    save_tensors(tmp_path / "plain.safetensors", {"theta": thetas[0], "clients": torch.tensor([0, 1, 2])})
+    (sigma, theta), = load_variants(tmp_path / "plain.safetensors")[0]
+    assert sigma is None and torch.equal(theta, thetas[0])
+
+
+def test_max_history_client_counts_neighbours(tmp_path):
+    writer = HistoryWriter(tmp_path / "h", 2, [0, 1, 2], 4, "float32")
+    path = torch.tensor([[0.5, 0.5, 0.0], [0.5, 0.25, 0.25], [0.0, 0.25, 0.75]])  # client 1 is the hub
+    for t in range(2):
+        writer.append(t, torch.zeros(3, 4), {"W": path})
+    writer.close()
+    assert max_history_client(History(tmp_path / "h"), [0, 1]) == 1
+    assert max_history_client(History(tmp_path / "h"), [0, 2]) == 0  # ties go to the lower id
+
+
+def test_missing_dataset_reason_names_the_file_and_the_fix(tmp_path):
+    reason = missing_reason("mnist", tmp_path, tmp_path / "mnist.safetensors")
+    assert "MNIST/raw/train-images-idx3-ubyte" in reason and "prepare --dataset mnist" in reason
+    assert missing_reason("synthetic", tmp_path, tmp_path / "x") is None
+    (tmp_path / "mnist.safetensors").write_bytes(b"")
+    assert missing_reason("mnist", tmp_path, tmp_path / "mnist.safetensors") is None
+
+
+def _result(method: str, precision: float, accuracy: float = 0.8, class9: float = 0.0) -> dict:
+    variant = {"sigma": 0.002, "client_mean_test_accuracy": accuracy, "averaged_model_test_accuracy": accuracy,
+               "per_class_accuracy_client_mean": {"9": class9}, "per_class_accuracy_averaged_model": {"9": class9},
+               "mia_shadow": {"precision_mean": precision, "precision_std": 1.0, "samples_per_side": 10},
+               "mia_shadow_client_mean": {"precision_mean": precision}, "mia_loss_threshold_auc": 0.5}
+    if method in ("original", "retrain"):
+        variant["sigma"] = None
+    return {"experiment": "pdudt_fashion_mnist", "method": method, "checkpoints": {"A": [variant], "B": [variant]}}
+
+
+def test_table3_status_against_the_paper():
+    results = [_result("original", 63.0), _result("pdudt", 53.0), _result("retrain", 45.0)]
+    table = report.table3(results, {"mnist": "no network"}, {"fashion_mnist": 0.002})
+    status = {(r.method, r.checkpoint): r.status for r in table.itertuples() if r.dataset == "fashion_mnist"}
+    assert status[("original", "B")] == "within"        # |63 - 67.1| <= 5
+    assert status[("pdudt", "B")] == "outside"          # |53 - 49.0| > 3
+    assert status[("retrain", "B")] == "outside"        # |45 - 49.2| > 3
+    assert status[("fats", "B")].startswith("missing: not implemented")
+    assert (table[table.dataset == "mnist"].status == "missing: no network").all()
+
+
+def test_figure_checks_gap_and_class9():
+    results = [_result("perturbed_retrain", 50, accuracy=0.80), _result("pdudt", 50, accuracy=0.775),
+               _result("original", 60, class9=0.9), _result("retrain", 50, class9=0.1)]
+    fig1 = report.figure1_table(results)
+    row = fig1[(fig1.method == "pdudt") & (fig1.checkpoint == "B")].iloc[0]
+    assert row.gap_to_perturbed_retrain_pts == pytest.approx(-2.5) and row.status == "outside"
+    fig2 = report.figure2_table(results, {"fashion_mnist": 0.002})
+    assert set(fig2[fig2.method == "retrain"].class9_status) == {"collapsed"}
+
+
+def test_table2_ratio_status():
+    timings = [{"experiment": "pdudt_fashion_mnist", "methods": {
+        "retrain": {"seconds": 100.0}, "pdudt": {"seconds": 0.5}, "pdudt_es": {"seconds": 2.0}}}]
+    table = report.table2(timings, {}).set_index("method")
+    assert table.loc["pdudt", "status"] == "within" and table.loc["pdudt_es", "status"] == "outside"
+    assert table.loc["fedrecovery", "status"].startswith("missing")
+    assert json.loads(table.to_json())  # serialisable for the CSV
