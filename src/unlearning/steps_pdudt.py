@@ -24,7 +24,7 @@ from .history import History, HistoryWriter
 from .methods import Cost, TrainedState, get_method
 from .methods.pdudt import add_noise, client_correction, client_noise
 from .seeding import generator
-from .steps import write_cost
+from .steps import _load_models, write_cost
 from .train.dsgd import train
 
 log = logging.getLogger("unlearning")
@@ -49,10 +49,8 @@ def load_variants(path: str | Path) -> tuple[list[tuple[float | None, torch.Tens
 
 
 def _state(setup: Setup, directory: str | Path) -> TrainedState:
-    path = Path(directory) / "models.safetensors"
-    tensors, meta = load_tensors(path), load_metadata(path)
-    return TrainedState(setup, tensors["theta"].to(setup.device), tensors["clients"].tolist(), meta["rounds"],
-                        Path(directory))
+    theta, clients, meta = _load_models(str(Path(directory) / "models.safetensors"), setup.device)
+    return TrainedState(setup, theta, clients, meta["rounds"], Path(directory))
 
 
 def step_server(params: dict, name: str, features: str, split: str, out_dir: str, timing: str) -> None:
@@ -159,7 +157,6 @@ def evaluate_variant(setup: Setup, theta: torch.Tensor, clients: list[int], fore
     theta = theta.to(setup.device)
     base = evaluate(setup, theta, clients, cfg["eval"]["mia_samples"])
     y_test = setup.y_test.cpu()
-    per_class_clients = {str(c): [] for c in range(setup.classes)}
     forget_idx = setup.request.samples(setup.data.indices).to(setup.data.x.device)
     x_members, y_members = setup.data.x[forget_idx], setup.data.y[forget_idx].cpu()
     member_classes = y_members.unique()
@@ -173,17 +170,13 @@ def evaluate_variant(setup: Setup, theta: torch.Tensor, clients: list[int], fore
                                generator(setup.seed, setup.name, "mia-reps", *seed_keys, key),
                                with_auc=key == "averaged")
 
-    for i in range(len(clients)):
-        pred = softmax(setup, theta[i], setup.x_test).argmax(1)
-        for c in range(setup.classes):
-            per_class_clients[str(c)].append(float((pred[y_test == c] == c).float().mean()))
     client_attacks = [attack(theta[i], str(c)) for i, c in enumerate(clients)]
     mean_of = lambda key: sum(a[key] for a in client_attacks) / len(client_attacks)  # noqa: E731
     return {
         "client_mean_test_accuracy": sum(base["per_client_test_accuracy"].values()) / len(clients),
         "averaged_model_test_accuracy": base["test_accuracy"],
         "per_class_accuracy_averaged_model": base["per_class_accuracy"],
-        "per_class_accuracy_client_mean": {c: sum(v) / len(v) for c, v in per_class_clients.items()},
+        "per_class_accuracy_client_mean": base["per_class_accuracy_client_mean"],
         "per_client_test_accuracy": base["per_client_test_accuracy"],
         "forget_accuracy": base["forget_accuracy"],
         "mia_loss_threshold_auc": base["mia_loss_threshold_auc"],
@@ -260,16 +253,9 @@ def step_timing(params: dict, name: str, features: str, split: str, pretrain_dir
         median, times = _median_time(pdudt_on_client(horizon), cfg["timing"]["repeats"])
         result["methods"][method] = {"seconds": median, "runs": times, "how": "median after warm-up, one client"}
     if server_dir is not None:
-        from .methods.fedrecovery import correction, global_noise
-
-        state = _state(setup, server_dir)
-
-        def server():
-            h = History(Path(server_dir) / "history")
-            return state.theta[0].cpu() - correction(h, h.meta["clients"].index(target), lr) + \
-                global_noise(h.dim, sigma, setup.seed, "timing")
-
-        median, times = _median_time(server, cfg["timing"]["repeats"])
+        state, fedrecovery = _state(setup, server_dir), get_method("fedrecovery")
+        median, times = _median_time(lambda: fedrecovery(state, setup.request, {"sigma": sigma}),
+                                     cfg["timing"]["repeats"])
         result["methods"]["fedrecovery"] = {"seconds": median, "runs": times, "how": "median after warm-up, server"}
     for path in timings:
         method = Path(path).stem

@@ -62,8 +62,10 @@ def evaluate(setup: Setup, theta: torch.Tensor, clients: list[int], mia_samples:
     y_test = setup.y_test.cpu()
     test_loss, test_pred = per_sample_loss_and_pred(setup, avg, setup.x_test, setup.y_test)
     per_class = {str(c): accuracy(test_pred[y_test == c], y_test[y_test == c]) for c in range(setup.classes)}
-    per_client = {str(c): accuracy(per_sample_loss_and_pred(setup, theta[i], setup.x_test, setup.y_test)[1], y_test)
-                  for i, c in enumerate(clients)}
+    client_preds = [per_sample_loss_and_pred(setup, row, setup.x_test, setup.y_test)[1] for row in theta]
+    per_client = {str(c): accuracy(pred, y_test) for c, pred in zip(clients, client_preds)}
+    per_class_clients = {str(c): sum(accuracy(pred[y_test == c], y_test[y_test == c]) for pred in client_preds)
+                         / len(client_preds) for c in range(setup.classes)}
 
     indices, masks = setup.data.indices, setup.request.masks
     forget_idx = setup.request.samples(indices).to(setup.data.x.device)
@@ -78,6 +80,7 @@ def evaluate(setup: Setup, theta: torch.Tensor, clients: list[int], mia_samples:
         "test_loss": float(test_loss.mean()),
         "per_class_accuracy": per_class,
         "per_client_test_accuracy": per_client,
+        "per_class_accuracy_client_mean": per_class_clients,
         "forget_accuracy": accuracy(forget_pred, setup.data.y[forget_idx]),
         "retain_accuracy": accuracy(retain_pred, setup.data.y[retain_idx]),
         "mia_loss_threshold_auc": loss_threshold_auc(forget_loss[members], test_loss[others]),
