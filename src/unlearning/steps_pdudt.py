@@ -194,11 +194,18 @@ def step_evaluate(params: dict, name: str, method: str, features: str, split: st
     forest_classes = setup.data.y[setup.request.samples(setup.data.indices).to(setup.data.x.device)].unique()
     forests = fit_attack(load_tensors(attack), forest_classes.tolist(), setup.seed)
     result = {"method": method, "experiment": name, "scale": params["scale"], "checkpoints": {}}
+    if method == "original":
+        result["all_clients"] = {}
     for checkpoint, path in (("A", models_a), ("B", models_b)):
         if path is None:
             continue
         variants, clients, _ = load_variants(path)
-        if method == "original":  # Origin is judged on the same remaining clients as every method
+        if method == "original":
+            # Origin is judged on the same remaining clients as every method, and also as the whole system
+            # before unlearning: all n clients, the target's model included (its average is the global model)
+            result["all_clients"][checkpoint] = [
+                {"sigma": sigma, **evaluate_variant(setup, theta, clients, forests, eval_idx, (checkpoint, "all"))}
+                for sigma, theta in variants]
             keep = [i for i, c in enumerate(clients) if c not in setup.request.removed]
             variants, clients = [(s, t[keep]) for s, t in variants], [clients[i] for i in keep]
         result["checkpoints"][checkpoint] = [
