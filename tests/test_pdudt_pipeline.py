@@ -12,9 +12,10 @@ import torch
 from unlearning.data.datasets import missing_reason
 from unlearning.evaluate.shadow_mia import repeated_attack, stratified_halves
 from unlearning.experiment import load_setup
-from unlearning.files import save_tensors
+from unlearning.files import load_tensors, save_tensors
 from unlearning.history import History, HistoryWriter
-from unlearning.methods import TrainedState, get_method
+from unlearning.methods import TrainedState, get_method, hdus
+from unlearning.methods.fats import fedavg_rounds, sample_clients, train_fats
 from unlearning.methods.fedrecovery import server_schedule, train_server
 from unlearning.report import pdudt as report
 from unlearning.steps_pdudt import load_variants, max_history_client, save_variants
@@ -136,7 +137,7 @@ def test_table3_status_against_the_paper():
     assert status[("original", "B")] == "within"        # |63 - 67.1| <= 5
     assert status[("pdudt", "B")] == "outside"          # |53 - 49.0| > 3
     assert status[("retrain", "B")] == "outside"        # |45 - 49.2| > 3
-    assert status[("fats", "B")].startswith("missing: not implemented")
+    assert status[("fats", "B")] == "missing: not in pdudt.methods"
     assert (table[table.dataset == "mnist"].status == "missing: no network").all()
 
 
@@ -150,10 +151,79 @@ def test_figure_checks_gap_and_class9():
     assert set(fig2[fig2.method == "retrain"].class9_status) == {"collapsed"}
 
 
+def test_class9_collapse_is_vacuous_when_origin_never_learned_it():
+    results = [_result("original", 60, class9=0.02), _result("retrain", 50, class9=0.0)]
+    fig2 = report.figure2_table(results, {"fashion_mnist": 0.002})
+    assert all(s.startswith("vacuous") for s in fig2[fig2.method == "retrain"].class9_status)
+
+
 def test_table2_ratio_status():
     timings = [{"experiment": "pdudt_fashion_mnist", "methods": {
-        "retrain": {"seconds": 100.0}, "pdudt": {"seconds": 0.5}, "pdudt_es": {"seconds": 2.0}}}]
+        "retrain": {"seconds": 100.0}, "pdudt": {"seconds": 0.5}, "pdudt_es": {"seconds": 2.0},
+        "fats": {"seconds": 45.0}, "hdus": {"seconds": 7.0}}}]
     table = report.table2(timings, {}).set_index("method")
     assert table.loc["pdudt", "status"] == "within" and table.loc["pdudt_es", "status"] == "outside"
+    assert table.loc["fats", "status"] == "within" and table.loc["hdus", "status"] == "outside"  # 40-55 %; < 5 %
     assert table.loc["fedrecovery", "status"].startswith("missing")
     assert json.loads(table.to_json())  # serialisable for the CSV
+
+
+def test_origin_all_clients_is_compared_with_the_papers_origin(tmp_path):
+    result = _result("original", 66.0)
+    result["all_clients"] = _result("original", 70.0)["checkpoints"]
+    path = tmp_path / "original.json"
+    path.write_text(json.dumps(result))
+    table = report.table3(report._load([str(path)]), {}, {"fashion_mnist": 0.002})
+    row = table[(table.method == "original_all") & (table.checkpoint == "B")].iloc[0]
+    assert row.paper_mean == 67.1 and row.precision_mean == 70.0 and row.status == "within"
+
+
+def test_fats_draw_is_deduplicated_and_excludes_on_request():
+    draws = [sample_clients(10, 5, 0, r) for r in range(50)]
+    assert all(d == sorted(set(d)) and 1 <= len(d) <= 5 for d in draws)
+    assert any(len(d) < 5 for d in draws)                         # with replacement
+    assert draws == [sample_clients(10, 5, 0, r) for r in range(50)]
+    kept = [r for r, d in enumerate(draws) if 9 not in d]
+    assert all(sample_clients(10, 5, 0, r, exclude=9) == draws[r] for r in kept)  # attempt 0 replays training
+    assert all(9 not in sample_clients(10, 5, 0, r, exclude=9) for r in range(50))
+
+
+def test_fats_rollback_equals_fedavg_without_the_target(tiny, tmp_path):
+    """Exact unlearning: rollback to the first participation and replay = FedAvg that never saw the target."""
+    params, features, split = tiny
+    setup = load_setup(params, "spine", features, split)
+    target = setup.request.removed[0]
+    (tmp_path / "history").mkdir()
+    w, _ = train_fats(setup, tmp_path / "history", k=3)
+    rounds = setup.cfg["train"]["rounds"]
+    store = load_tensors(tmp_path / "history" / "rounds.safetensors")
+    assert store["sampled"][:, target].any(), "the test needs the target sampled at least once"
+    state = TrainedState(setup, w.unsqueeze(0), [-1], rounds, tmp_path)
+    unlearned = get_method("fats")(state, setup.request, {"clients_per_round": 3})
+    never, _ = fedavg_rounds(setup, setup.theta0.clone(), setup.data.retained(setup.request.masks), range(rounds), 3,
+                             exclude=target)
+    torch.testing.assert_close(unlearned.theta[0], never, atol=1e-6, rtol=0)
+    assert not torch.allclose(unlearned.theta[0], w, atol=1e-6)
+    assert unlearned.certificate["rollback_round"] == int(store["sampled"][:, target].nonzero()[0])
+
+
+def test_hdus_forgets_the_target_seed_and_refits_weights(tiny, tmp_path):
+    params, features, split = tiny
+    setup = load_setup(params, "spine", features, split)
+    target, target_class = setup.request.removed[0], setup.cfg["forget"]["class"]
+    public = hdus.public_set(setup, 0.5)
+    assert not torch.isin(public, setup.data.indices[target]).any()
+    assert (setup.data.y[public] != target_class).all() and len(public) > 0
+    mains, _ = hdus.train_hdus(setup, tmp_path, 0.5)
+    store = load_tensors(tmp_path / hdus.STORE)
+    assert not store["holds"].diagonal().any() and store["holds"][:, target].any()
+    ensembles, busiest, seconds = hdus.unlearn(setup, tmp_path, lr=0.1)
+    assert target not in ensembles and seconds > 0
+    for c, (members, weights) in ensembles.items():
+        held = [j for j in store["holds"][c].nonzero().flatten().tolist() if j != target]
+        assert len(members) == 1 + len(held) == len(weights)
+        torch.testing.assert_close(members[0], mains[c].cpu())
+        assert float(weights.sum()) == pytest.approx(1.0) and (weights > 0).all()
+    assert len(ensembles[busiest][1]) == max(len(w) for _, w in ensembles.values())
+    probs = hdus.ensemble_probabilities(setup, ensembles[busiest], setup.x_test)
+    torch.testing.assert_close(probs.sum(1), torch.ones(len(probs)))

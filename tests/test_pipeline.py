@@ -27,7 +27,8 @@ def deterministic_files(workdir: Path) -> dict[str, bytes]:
     """Everything but the wall times: results, models, histories, checkpoints, costs, the metrics table."""
     files = [f for d in ("results", "artifacts") for f in sorted((workdir / d).rglob("*")) if f.is_file()]
     files.append(workdir / "reports" / "spine" / "metrics.csv")
-    files += [workdir / "reports" / "pdudt" / f"{name}.csv" for name in ("table3", "figure1", "figure2", "subsequent")]
+    files += [workdir / "reports" / "pdudt" / f"{name}.csv" for name in ("table3", "figure1", "figure2", "subsequent",
+                                                                              "gaps")]
     return {str(f.relative_to(workdir)): f.read_bytes() for f in files}
 
 
@@ -55,12 +56,17 @@ def test_end_to_end_runs_pdudt(two_runs):
     report = (a / "reports" / "pdudt" / "index.md").read_text()
     for heading in ("Table 2", "Table 3", "Figure 1", "Figure 2", "Subsequent learning"):
         assert f"## {heading}" in report
-    for method in ("original", "retrain", "perturbed_retrain", "pdudt", "pdudt_es", "noise_only", "fedrecovery"):
+    for method in ("original", "retrain", "perturbed_retrain", "pdudt", "pdudt_es", "noise_only", "fedrecovery",
+                   "fats", "hdus"):
         result = json.loads((a / "results" / "pdudt_synthetic" / f"{method}.json").read_text())
-        assert len(result["checkpoints"]["A"]) == (1 if method in ("original", "retrain") else 2)
-        assert ("B" in result["checkpoints"]) == (method != "fedrecovery")
+        assert len(result["checkpoints"]["A"]) == (1 if method in ("original", "retrain", "fats", "hdus") else 2)
+        assert ("B" in result["checkpoints"]) == (method not in ("fedrecovery", "fats", "hdus"))
+        assert ("all_clients" in result) == (method == "original")
     timing = json.loads((a / "timings" / "pdudt_synthetic" / "table2.json").read_text())
-    assert {"retrain", "pdudt", "pdudt_es", "fedrecovery"} <= timing["methods"].keys()
+    assert {"retrain", "pdudt", "pdudt_es", "fedrecovery", "fats", "hdus"} <= timing["methods"].keys()
+    gaps = json.loads((a / "results" / "pdudt_synthetic" / "gaps.json").read_text())["methods"]
+    assert gaps["pdudt"]["averaged_model_gap"] >= 0 and gaps["noise_only"]["averaged_model_gap"] > 0
+    assert "## What the correction contributes" in report and "| original_all " in report
     for name in ("figure1", "figure2", "subsequent"):
         assert (a / "reports" / "pdudt" / f"{name}.png").stat().st_size > 1000
 

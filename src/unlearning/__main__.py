@@ -66,12 +66,13 @@ def _parser() -> argparse.ArgumentParser:
         else:
             s.add_argument("--out", required=True)
     pdudt = {  # PDUDT's own steps (steps_pdudt.py) and their file arguments
-        "pdudt-server": ["--split", "--out-dir", "--timing"],
+        "pdudt-server": ["--kind", "--split", "--out-dir", "--timing"],
         "pdudt-variants": ["--method", "--split", "--trained-dir", "--out-dir", "--timing"],
         "pdudt-continue": ["--method", "--split", "--models", "--out-dir"],
         "pdudt-attack": ["--split", "--out"],
+        "pdudt-gaps": ["--split", "--pretrain-dir", "--retrain-models", "--out"],
         "pdudt-evaluate": ["--method", "--split", "--attack", "--models-a", "--models-b?", "--cost?", "--out"],
-        "pdudt-timing": ["--split", "--pretrain-dir", "--server-dir?", "--timings*", "--out"],
+        "pdudt-timing": ["--split", "--pretrain-dir", "--server-root", "--out"],
     }
     for name, options in pdudt.items():
         s = sub.add_parser(name, parents=[common], help=f"PDUDT: {name[6:]} (see steps_pdudt.py)")
@@ -85,6 +86,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--results", nargs="*", default=[])
     s.add_argument("--curves", nargs="*", default=[])
     s.add_argument("--timings", nargs="*", default=[])
+    s.add_argument("--gaps", nargs="*", default=[], help="pdudt-gaps outputs (spec 7-N)")
     s.add_argument("--missing", nargs="*", default=[], help="dataset=reason for each dataset not run")
     s.add_argument("--out-dir", required=True)
     return p
@@ -161,20 +163,22 @@ def run_pdudt(params: dict, a) -> None:
         from .report import pdudt as report_pdudt
 
         missing = dict(item.split("=", 1) for item in a.missing)
-        report_pdudt.write_report(params, a.results, a.curves, a.timings, missing, a.out_dir)
+        report_pdudt.write_report(params, a.results, a.curves, a.timings, missing, a.out_dir, a.gaps)
     elif a.step == "pdudt-server":
-        sp.step_server(params, a.exp, a.features, a.split, a.out_dir, a.timing)
+        sp.step_server(params, a.exp, a.kind, a.features, a.split, a.out_dir, a.timing)
     elif a.step == "pdudt-variants":
         sp.step_variants(params, a.exp, a.method, a.features, a.split, a.trained_dir, a.out_dir, a.timing)
     elif a.step == "pdudt-continue":
         sp.step_continue(params, a.exp, a.method, a.features, a.split, a.models, a.out_dir)
+    elif a.step == "pdudt-gaps":
+        sp.step_gaps(params, a.exp, a.features, a.split, a.pretrain_dir, a.retrain_models, a.out)
     elif a.step == "pdudt-attack":
         sp.step_attack(params, a.exp, a.features, a.split, a.out)
     elif a.step == "pdudt-evaluate":
         sp.step_evaluate(params, a.exp, a.method, a.features, a.split, a.attack, a.models_a, a.models_b, a.cost,
                          a.out)
     elif a.step == "pdudt-timing":
-        sp.step_timing(params, a.exp, a.features, a.split, a.pretrain_dir, a.server_dir, a.timings, a.out)
+        sp.step_timing(params, a.exp, a.features, a.split, a.pretrain_dir, a.server_root, a.out)
 
 
 if __name__ == "__main__":

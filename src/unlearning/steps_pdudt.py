@@ -31,6 +31,7 @@ log = logging.getLogger("unlearning")
 
 NOISED = ("perturbed_retrain", "pdudt", "pdudt_es", "noise_only", "fedrecovery")  # one variant per sigma
 CONTINUED = ("original", "retrain", "perturbed_retrain", "pdudt", "pdudt_es", "noise_only")
+SERVERS = ("fedrecovery", "fats", "hdus")  # baselines with a training run of their own
 
 
 def save_variants(path: Path, thetas: list[torch.Tensor], clients: list[int], sigmas: list, meta: dict) -> None:
@@ -53,17 +54,37 @@ def _state(setup: Setup, directory: str | Path) -> TrainedState:
     return TrainedState(setup, theta, clients, meta["rounds"], Path(directory))
 
 
-def step_server(params: dict, name: str, features: str, split: str, out_dir: str, timing: str) -> None:
-    """FedRecovery's server run: full-participation FedAvg for t1 rounds, every client's g^t stored."""
-    from .methods.fedrecovery import train_server
-
+def step_server(params: dict, name: str, kind: str, features: str, split: str, out_dir: str, timing: str) -> None:
+    """A baseline's own training run for t1 rounds, its store under `out_dir`/history:
+    fedrecovery: full-participation FedAvg with every client's g^t; fats: FedAvg over K sampled clients with
+    w_r and S_r; hdus: main and seed models with the seeds every client holds."""
     setup = load_setup(params, name, features, split)
-    rounds, clients, out = setup.cfg["train"]["rounds"], list(range(setup.cfg["clients"])), Path(out_dir)
-    history = HistoryWriter(out / "history", rounds, clients, setup.spec.dim, params["engine"]["history_dtype"])
-    theta, train_log = train_server(setup, rounds, history)
-    history.close()
+    rounds, n, out = setup.cfg["train"]["rounds"], setup.cfg["clients"], Path(out_dir)
+    start = time.perf_counter()
+    if kind == "fedrecovery":
+        from .methods.fedrecovery import train_server
+
+        history = HistoryWriter(out / "history", rounds, list(range(n)), setup.spec.dim,
+                                params["engine"]["history_dtype"])
+        theta, train_log = train_server(setup, rounds, history)
+        history.close()
+        clients, grad_evals = list(range(n)), train_log.grad_evals
+    elif kind == "fats":
+        from .methods.fats import train_fats
+
+        (out / "history").mkdir(parents=True, exist_ok=True)
+        w, grad_evals = train_fats(setup, out / "history", setup.cfg["fats"]["clients_per_round"])
+        theta, clients = w.unsqueeze(0), [-1]
+    elif kind == "hdus":
+        from .methods.hdus import train_hdus
+
+        (out / "history").mkdir(parents=True, exist_ok=True)
+        theta, grad_evals = train_hdus(setup, out / "history", setup.cfg["hdus"]["public_fraction"])
+        clients = list(range(n))
+    else:
+        raise ValueError(f"server kind {kind!r}: unknown; valid: {', '.join(SERVERS)}")
     save_tensors(out / "models.safetensors", {"theta": theta, "clients": torch.tensor(clients)}, {"rounds": rounds})
-    write_cost(Cost(train_log.wall_time_s, train_log.grad_evals), out / "cost.json", timing)
+    write_cost(Cost(time.perf_counter() - start, grad_evals), out / "cost.json", timing)
 
 
 def step_variants(params: dict, name: str, method: str, features: str, split: str, trained_dir: str,
@@ -72,8 +93,10 @@ def step_variants(params: dict, name: str, method: str, features: str, split: st
     D-SGD run (pdudt, pdudt_es, noise_only), the retrain output (perturbed_retrain) or the server run."""
     setup = load_setup(params, name, features, split)
     cfg, out = setup.cfg, Path(out_dir)
+    if method == "hdus":
+        return _step_hdus(setup, trained_dir, out, timing)
     thetas, certificates, total = [], [], Cost(0.0, 0)
-    for sigma in cfg["sigmas"]:
+    for sigma in cfg["sigmas"] if method in NOISED else [None]:
         if method == "perturbed_retrain":
             start = time.perf_counter()
             variants, clients, _ = load_variants(Path(trained_dir) / "models.safetensors")
@@ -87,10 +110,49 @@ def step_variants(params: dict, name: str, method: str, features: str, split: st
         thetas.append(theta)
         certificates.append(cert)
         total = Cost(total.wall_time_s + cost.wall_time_s, 0, total.bytes_read + cost.bytes_read)
-    save_variants(out / "models.safetensors", thetas, clients, cfg["sigmas"],
+    save_variants(out / "models.safetensors", thetas, clients, cfg["sigmas"] if method in NOISED else [None],
                   {"method": method, "certificates": certificates})
     write_cost(total, out / "cost.json", timing)
     log.info("%s: %d sigmas in %.2f s", method, len(thetas), total.wall_time_s)
+
+
+def _step_hdus(setup: Setup, trained_dir: str, out: Path, timing: str) -> None:
+    """HDUS-approx unlearning: every remaining client's re-fitted ensemble; the time is the busiest client's."""
+    from .methods import hdus
+
+    ensembles, busiest, seconds = hdus.unlearn(setup, Path(trained_dir) / "history", setup.cfg["hdus"]["refit_lr"])
+    hdus.save_ensembles(out / "models.safetensors", ensembles,
+                        {"method": "hdus", "busiest_client": busiest,
+                         "members": {str(c): len(w) for c, (_, w) in ensembles.items()}})
+    write_cost(Cost(seconds, 0), out / "cost.json", timing)
+    log.info("hdus: client %d (most seeds) re-fitted in %.3f s", busiest, seconds)
+
+
+def step_gaps(params: dict, name: str, features: str, split: str, pretrain_dir: str, retrain_models: str,
+              out: str) -> None:
+    """Spec 7-N: how much the correction itself contributes. Without noise, the gap between the averaged
+    corrected models and the averaged retrained models, ||avg theta-bar - avg theta-tilde||, for PDUDT, PDUDT(ES)
+    and no correction (noise only), the mean per-client gap, and the epsilon each gap implies at every sigma
+    (Def. 4.3, beta = privacy.delta): the empirical Delta_emp of spec 2.5, a diagnostic, not a certificate."""
+    from .privacy.gaussian import epsilon
+
+    setup = load_setup(params, name, features, split)
+    cfg, beta = setup.cfg, params["privacy"]["delta"]
+    state = _state(setup, pretrain_dir)
+    retrained, clients, _ = load_variants(retrain_models)
+    retrained = retrained[0][1].cpu()
+    rows = {}
+    for method in ("pdudt", "pdudt_es", "noise_only"):
+        result = get_method(method)(state, setup.request, {"sigma": 0.0, **cfg.get(method, {})})
+        if result.clients != clients:
+            raise ValueError(f"{retrain_models}: clients {clients}, but {method} kept {result.clients}")
+        corrected = result.theta.cpu()
+        gap = float((corrected.mean(0) - retrained.mean(0)).norm())
+        rows[method] = {"averaged_model_gap": gap,
+                        "client_gap_mean": float((corrected - retrained).norm(dim=1).mean()),
+                        "implied_epsilon": {str(sigma): epsilon(gap, sigma, beta) for sigma in cfg["sigmas"]}}
+        log.info("%s: ||avg corrected - avg retrained|| = %.5f", method, gap)
+    write_json(out, {"experiment": name, "beta": beta, "checkpoint": "A, before noise", "methods": rows})
 
 
 def continue_training(setup: Setup, theta: torch.Tensor, clients: list[int], start: int, rounds: int, lr: float,
@@ -185,6 +247,50 @@ def evaluate_variant(setup: Setup, theta: torch.Tensor, clients: list[int], fore
     }
 
 
+def evaluate_ensembles(setup: Setup, ensembles: dict, forests, eval_idx: torch.Tensor) -> dict:
+    """HDUS: the metrics of evaluate_variant on every remaining client's ensemble output, averaged over the
+    clients (spec 5.3-5: there is no averaged model; the attack targets each client's ensemble)."""
+    from .evaluate.metrics import accuracy, class_matched_pairs, loss_threshold_auc
+    from .evaluate.shadow_mia import member_probability, repeated_attack
+    from .methods.hdus import ensemble_probabilities
+
+    cfg, y_test = setup.cfg, setup.y_test.cpu()
+    forget_idx = setup.request.samples(setup.data.indices).to(setup.data.x.device)
+    x_members, y_members = setup.data.x[forget_idx], setup.data.y[forget_idx].cpu()
+    negatives = eval_idx[torch.isin(y_test[eval_idx], y_members.unique())]
+    x_neg, y_neg = setup.x_test[negatives.to(setup.device)], y_test[negatives]
+    pairs = class_matched_pairs(y_members, y_test, cfg["eval"]["mia_samples"], generator(setup.seed, setup.name, "mia"))
+    nll = lambda p, y: -p.gather(1, y.view(-1, 1)).squeeze(1).clamp_min(1e-12).log()  # noqa: E731
+    per_client, per_class, forget_acc, auc, attacks = {}, [], [], [], []
+    for c, ensemble in ensembles.items():
+        p_test = ensemble_probabilities(setup, ensemble, setup.x_test)
+        p_members = ensemble_probabilities(setup, ensemble, x_members)
+        pred = p_test.argmax(1)
+        per_client[str(c)] = accuracy(pred, y_test)
+        per_class.append({str(k): accuracy(pred[y_test == k], y_test[y_test == k]) for k in range(setup.classes)})
+        forget_acc.append(accuracy(p_members.argmax(1), y_members))
+        auc.append(loss_threshold_auc(nll(p_members, y_members)[pairs[0]], nll(p_test, y_test)[pairs[1]]))
+        p_in = member_probability(forests, p_members, y_members)
+        p_out = member_probability(forests, ensemble_probabilities(setup, ensemble, x_neg), y_neg)
+        attacks.append(repeated_attack(p_in, p_out, cfg["mia"]["repetitions"], cfg["mia"]["max_samples"],
+                                       generator(setup.seed, setup.name, "mia-reps", "A", None, str(c)),
+                                       with_auc=True))
+    mean = lambda values: sum(values) / len(values)  # noqa: E731
+    shadow = {key: mean([a[key] for a in attacks]) for key in attacks[0] if isinstance(attacks[0][key], float)}
+    return {
+        "client_mean_test_accuracy": mean(list(per_client.values())),
+        "averaged_model_test_accuracy": None,
+        "per_class_accuracy_averaged_model": {},
+        "per_class_accuracy_client_mean": {k: mean([p[k] for p in per_class]) for k in per_class[0]},
+        "per_client_test_accuracy": per_client,
+        "forget_accuracy": mean(forget_acc),
+        "mia_loss_threshold_auc": mean(auc),
+        "mia_shadow": {**shadow, "samples_per_side": attacks[0]["samples_per_side"], "attacked": "each client's "
+                       "ensemble, mean over clients"},
+        "mia_shadow_client_mean": {key: shadow[key] for key in ("precision_mean", "accuracy_mean")},
+    }
+
+
 def step_evaluate(params: dict, name: str, method: str, features: str, split: str, attack: str, models_a: str,
                   models_b: str | None, cost: str | None, out: str) -> None:
     from .evaluate.shadow_mia import fit_attack, stratified_halves
@@ -196,8 +302,13 @@ def step_evaluate(params: dict, name: str, method: str, features: str, split: st
     result = {"method": method, "experiment": name, "scale": params["scale"], "checkpoints": {}}
     if method == "original":
         result["all_clients"] = {}
+    if method == "hdus":
+        from .methods.hdus import load_ensembles
+
+        result["checkpoints"]["A"] = [{"sigma": None, **evaluate_ensembles(setup, load_ensembles(Path(models_a)),
+                                                                          forests, eval_idx)}]
     for checkpoint, path in (("A", models_a), ("B", models_b)):
-        if path is None:
+        if path is None or method == "hdus":
             continue
         variants, clients, _ = load_variants(path)
         if method == "original":
@@ -235,11 +346,15 @@ def _median_time(fn, repeats: int) -> tuple[float, list[float]]:
     return statistics.median(times), times
 
 
-def step_timing(params: dict, name: str, features: str, split: str, pretrain_dir: str, server_dir: str | None,
-                timings: list[str], out: str) -> None:
-    """Table 2 the paper's way (spec 5.2): PDUDT and PDUDT(ES) on the client with the largest history,
-    from the stored history, warm-up then the median of `timing.repeats`; FedRecovery on the server the same
-    way; Retrain (and any other method) as the wall time of its job."""
+def step_timing(params: dict, name: str, features: str, split: str, pretrain_dir: str, server_root: str,
+                out: str) -> None:
+    """Table 2 the paper's way (spec 5.2), every method in this one job so that all run under the same
+    conditions: PDUDT and PDUDT(ES) on the client with the largest history, from the stored history, and
+    FedRecovery on the server, each a warm-up then the median of `timing.repeats`; Retrain (the t1 rounds
+    without the target), FATS-Unl (the server's rollback retraining) and HDUS-approx (the re-fit on the client
+    holding the most seeds) once each, as they take minutes at the paper's sizes."""
+    from .methods import hdus
+
     setup = load_setup(params, name, features, split)
     cfg = setup.cfg
     target = setup.request.removed[0]
@@ -247,6 +362,7 @@ def step_timing(params: dict, name: str, features: str, split: str, pretrain_dir
     history = History(Path(pretrain_dir) / "history")
     client = max_history_client(history, remaining)
     row, lr, n, sigma = history.meta["clients"].index(client), cfg["train"]["lr"], cfg["clients"], cfg["default_sigma"]
+    repeats, servers = cfg["timing"]["repeats"], Path(server_root)
 
     def pdudt_on_client(horizon: int):
         def run():
@@ -254,17 +370,25 @@ def step_timing(params: dict, name: str, features: str, split: str, pretrain_dir
             return client_correction(h, row, lr, horizon) + client_noise(h.dim, n, sigma, setup.seed, "timing")
         return run
 
-    result = {"experiment": name, "client": client, "device": str(setup.device), "repeats": cfg["timing"]["repeats"],
+    result = {"experiment": name, "client": client, "device": str(setup.device), "repeats": repeats,
               "threads": torch.get_num_threads(), "methods": {}}
     for method, horizon in (("pdudt", len(history)), ("pdudt_es", min(cfg["pdudt_es"]["es_rounds"], len(history)))):
-        median, times = _median_time(pdudt_on_client(horizon), cfg["timing"]["repeats"])
+        median, times = _median_time(pdudt_on_client(horizon), repeats)
         result["methods"][method] = {"seconds": median, "runs": times, "how": "median after warm-up, one client"}
-    if server_dir is not None:
-        state, fedrecovery = _state(setup, server_dir), get_method("fedrecovery")
-        median, times = _median_time(lambda: fedrecovery(state, setup.request, {"sigma": sigma}),
-                                     cfg["timing"]["repeats"])
+    methods = cfg["methods"]
+    if "fedrecovery" in methods:
+        state, fedrecovery = _state(setup, servers / "fedrecovery"), get_method("fedrecovery")
+        median, times = _median_time(lambda: fedrecovery(state, setup.request, {"sigma": sigma}), repeats)
         result["methods"]["fedrecovery"] = {"seconds": median, "runs": times, "how": "median after warm-up, server"}
-    for path in timings:
-        method = Path(path).stem
-        result["methods"].setdefault(method, {"seconds": read_json(path)["wall_time_s"], "how": "job wall time"})
+    if "retrain" in methods:
+        seconds = get_method("retrain")(_state(setup, pretrain_dir), setup.request, {}).cost.wall_time_s
+        result["methods"]["retrain"] = {"seconds": seconds, "how": "the t1 retraining rounds, all clients in one "
+                                        "process, one run"}
+    if "fats" in methods:
+        seconds = get_method("fats")(_state(setup, servers / "fats"), setup.request, cfg["fats"]).cost.wall_time_s
+        result["methods"]["fats"] = {"seconds": seconds, "how": "server rollback retraining r0 .. t1-1, one run"}
+    if "hdus" in methods:
+        _, busiest, seconds = hdus.unlearn(setup, servers / "hdus" / "history", cfg["hdus"]["refit_lr"])
+        result["methods"]["hdus"] = {"seconds": seconds, "client": busiest,
+                                     "how": "ensemble re-fit on the client holding the most seeds, one run"}
     write_json(out, result)

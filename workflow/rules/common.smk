@@ -69,6 +69,8 @@ PDUDT_MISSING = {
 }
 PDUDT_EXPS = [f"pdudt_{d}" for d in PDUDT["datasets"] if d not in PDUDT_MISSING]
 PDUDT_NOISED = ("perturbed_retrain", "pdudt", "pdudt_es", "noise_only", "fedrecovery")
+PDUDT_SERVERS = ("fedrecovery", "fats", "hdus")  # baselines with a training run of their own
+PDUDT_UNLEARNED = (*PDUDT_NOISED, "fats", "hdus")
 PDUDT_CONTINUED = ("original", "retrain", "perturbed_retrain", "pdudt", "pdudt_es", "noise_only")
 PDUDT_EVALUATED = ["original", *PDUDT["methods"]]
 
@@ -76,8 +78,8 @@ PDUDT_EVALUATED = ["original", *PDUDT["methods"]]
 def pdudt_trained_dir(exp, method):
     if method == "perturbed_retrain":
         return f"artifacts/{exp}/unlearn/retrain"
-    if method == "fedrecovery":
-        return f"artifacts/{exp}/server"
+    if method in PDUDT_SERVERS:
+        return f"artifacts/{exp}/server/{method}"
     return f"artifacts/{exp}/pretrain"
 
 
@@ -85,6 +87,11 @@ def pdudt_trained_inputs(wc):
     directory = pdudt_trained_dir(wc.exp, wc.method)
     extra = [] if wc.method == "perturbed_retrain" else [f"{directory}/history"]
     return [f"{directory}/models.safetensors", *extra]
+
+
+def pdudt_server_params(exp, kind):
+    """What a baseline's training run reads: the training keys and the method's own section."""
+    return {**training_params(exp), kind: experiment_config(config, exp).get(kind, {})}
 
 
 def pdudt_method_params(exp, method):
@@ -117,10 +124,6 @@ def pdudt_evaluate_options(wc):
     return " ".join(f"--{k.replace('_', '-')} {inputs[k]}" for k in ("models_b", "cost") if k in inputs)
 
 
-def pdudt_timed_jobs(exp):
-    return [m for m in ("retrain",) if m in PDUDT["methods"]]
-
-
 def pdudt_results():
     return [f"results/{e}/{m}.json" for e in PDUDT_EXPS for m in PDUDT_EVALUATED]
 
@@ -132,6 +135,10 @@ def pdudt_curves():
 
 def pdudt_timing_tables():
     return [f"timings/{e}/table2.json" for e in PDUDT_EXPS]
+
+
+def pdudt_gap_files():
+    return [f"results/{e}/gaps.json" for e in PDUDT_EXPS]
 
 
 def pdudt_missing_args():

@@ -8,23 +8,26 @@ rule pdudt_server:
         features=lambda wc: features_path(wc.exp),
         split="data/splits/{exp}.safetensors",
     output:
-        models="artifacts/{exp}/server/models.safetensors",
-        cost="artifacts/{exp}/server/cost.json",
-        history=directory("artifacts/{exp}/server/history"),
-        timing="timings/{exp}/server.json",
+        models="artifacts/{exp}/server/{kind}/models.safetensors",
+        cost="artifacts/{exp}/server/{kind}/cost.json",
+        history=directory("artifacts/{exp}/server/{kind}/history"),
+        timing="timings/{exp}/server_{kind}.json",
+    wildcard_constraints:
+        kind="|".join(PDUDT_SERVERS),
     params:
-        cfg=lambda wc: training_params(wc.exp),
+        cfg=lambda wc: pdudt_server_params(wc.exp, wc.kind),
     log:
-        "logs/pdudt/{exp}/server.log",
+        "logs/pdudt/{exp}/server_{kind}.log",
     benchmark:
-        "logs/benchmarks/pdudt/{exp}/server.tsv"
+        "logs/benchmarks/pdudt/{exp}/server_{kind}.tsv"
     threads: THREADS
     resources:
         gpu=GPU,
         mem_mb=8000,
     shell:
-        "{PY} pdudt-server --exp {wildcards.exp} --features {input.features} --split {input.split} "
-        "--out-dir artifacts/{wildcards.exp}/server --timing {output.timing} > {log} 2>&1"
+        "{PY} pdudt-server --exp {wildcards.exp} --kind {wildcards.kind} --features {input.features} "
+        "--split {input.split} --out-dir artifacts/{wildcards.exp}/server/{wildcards.kind} "
+        "--timing {output.timing} > {log} 2>&1"
 
 
 rule pdudt_variants:
@@ -37,7 +40,7 @@ rule pdudt_variants:
         cost="artifacts/{exp}/unlearn/{method}/cost.json",
         timing="timings/{exp}/{method}.json",
     wildcard_constraints:
-        method="|".join(PDUDT_NOISED),
+        method="|".join(PDUDT_UNLEARNED),
     params:
         trained_dir=lambda wc: pdudt_trained_dir(wc.exp, wc.method),
         cfg=lambda wc: pdudt_method_params(wc.exp, wc.method),
@@ -99,6 +102,28 @@ rule pdudt_attack:
         "--out {output} > {log} 2>&1"
 
 
+rule pdudt_gaps:
+    input:
+        features=lambda wc: features_path(wc.exp),
+        split="data/splits/{exp}.safetensors",
+        pretrain="artifacts/{exp}/pretrain/models.safetensors",
+        history="artifacts/{exp}/pretrain/history",
+        retrain="artifacts/{exp}/unlearn/retrain/models.safetensors",
+    output:
+        "results/{exp}/gaps.json",
+    params:
+        cfg=lambda wc: pdudt_method_params(wc.exp, "pdudt_es"),
+    log:
+        "logs/pdudt/{exp}/gaps.log",
+    benchmark:
+        "logs/benchmarks/pdudt/{exp}/gaps.tsv"
+    threads: THREADS
+    shell:
+        "{PY} pdudt-gaps --exp {wildcards.exp} --features {input.features} --split {input.split} "
+        "--pretrain-dir artifacts/{wildcards.exp}/pretrain --retrain-models {input.retrain} --out {output} "
+        "> {log} 2>&1"
+
+
 rule pdudt_evaluate:
     input:
         unpack(pdudt_evaluate_inputs),
@@ -106,6 +131,7 @@ rule pdudt_evaluate:
         "results/{exp}/{method}.json",
     wildcard_constraints:
         exp="pdudt_[a-z0-9_]+",
+        method="|".join(("original", "retrain", *PDUDT_UNLEARNED)),
     params:
         optional=pdudt_evaluate_options,
         cfg=lambda wc: {k: experiment_config(config, wc.exp)[k] for k in ("eval", "mia")},
@@ -127,8 +153,7 @@ rule pdudt_timing:
         features=lambda wc: features_path(wc.exp),
         split="data/splits/{exp}.safetensors",
         history="artifacts/{exp}/pretrain/history",
-        server="artifacts/{exp}/server/history",
-        timings=lambda wc: [f"timings/{wc.exp}/{m}.json" for m in pdudt_timed_jobs(wc.exp)],
+        servers=lambda wc: [f"artifacts/{wc.exp}/server/{k}/history" for k in PDUDT_SERVERS if k in PDUDT["methods"]],
     output:
         "timings/{exp}/table2.json",
     params:
@@ -142,8 +167,8 @@ rule pdudt_timing:
         gpu=GPU,
     shell:
         "{PY} pdudt-timing --exp {wildcards.exp} --features {input.features} --split {input.split} "
-        "--pretrain-dir artifacts/{wildcards.exp}/pretrain --server-dir artifacts/{wildcards.exp}/server "
-        "--timings {input.timings} --out {output} > {log} 2>&1"
+        "--pretrain-dir artifacts/{wildcards.exp}/pretrain --server-root artifacts/{wildcards.exp}/server "
+        "--out {output} > {log} 2>&1"
 
 
 rule pdudt_report:
@@ -151,9 +176,10 @@ rule pdudt_report:
         results=pdudt_results(),
         curves=pdudt_curves(),
         timings=pdudt_timing_tables(),
+        gaps=pdudt_gap_files(),
     output:
         md="reports/pdudt/index.md",
-        tables=[f"reports/pdudt/{t}.csv" for t in ("table2", "table3", "figure1", "figure2", "subsequent")],
+        tables=[f"reports/pdudt/{t}.csv" for t in ("table2", "table3", "figure1", "figure2", "subsequent", "gaps")],
         figure1=report("reports/pdudt/figure1.png", caption="../report/pdudt_figure1.rst", category="PDUDT"),
         figure2=report("reports/pdudt/figure2.png", caption="../report/pdudt_figure2.rst", category="PDUDT"),
         curves=report("reports/pdudt/subsequent.png", caption="../report/pdudt_subsequent.rst", category="PDUDT"),
@@ -165,4 +191,5 @@ rule pdudt_report:
         "logs/benchmarks/pdudt/report.tsv"
     shell:
         "{PY} pdudt-report --results {input.results} --curves {input.curves} --timings {input.timings} "
+        "--gaps {input.gaps} "
         "{params.missing} --out-dir reports/pdudt > {log} 2>&1"

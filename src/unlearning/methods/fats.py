@@ -1,0 +1,91 @@
+"""FATS-Unl (Tao et al., VLDB 2024), the server-based exact baseline of PDUDT's Tables 2-3 (specs/pdudt.md 4.3-3).
+
+The server runs FedAvg. Each round r it draws K clients uniformly *with replacement* and keeps the distinct
+ones, S_r; each trains one local epoch from the global model w_r, and the server averages their models
+weighted by sample count. It stores w_r and S_r for every round r < t1. To forget client u at t1:
+
+    r0 = min{r : u in S_r};  restore w_{r0};  redo rounds r0 .. t1-1 without u
+
+where a round's draw is repeated (a fresh K-draw each attempt, as the FATS code does) until u is absent.
+Attempt 0 is the training draw, so rounds whose draw never held u are replayed exactly. Nothing is
+noised: the result equals FedAvg trained without u, and the certificate is "exact".
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import torch
+
+from ..experiment import ForgetRequest, Setup
+from ..files import load_tensors, save_tensors
+from ..seeding import generator
+from ..train.dsgd import ClientData, local_pseudo_gradients, make_loss, round_batches
+from . import Cost, TrainedState, Unlearned, register
+
+STORE = "rounds.safetensors"
+
+
+def sample_clients(n: int, k: int, seed: int, round_: int, exclude: int | None = None) -> list[int]:
+    """FATS's client draw: K uniform draws with replacement, deduplicated; redrawn until `exclude` is absent."""
+    for attempt in range(10_000):
+        draw = torch.randint(n, (k,), generator=generator(seed, "fats-sample", round_, attempt))
+        chosen = sorted(set(draw.tolist()))
+        if exclude not in chosen:
+            return chosen
+    raise RuntimeError(f"round {round_}: no draw of {k} from {n} clients without client {exclude}")
+
+
+def fedavg_rounds(setup: Setup, w: torch.Tensor, data: ClientData, rounds: range, k: int,
+                  exclude: int | None = None, store: dict | None = None) -> tuple[torch.Tensor, int]:
+    """FedAvg from the global model `w` [d]; `store` (if given) receives w_r and S_r before each round."""
+    from torch.func import grad
+
+    sched = setup.schedule()
+    n, grad_fn, grad_evals = setup.cfg["clients"], grad(make_loss(setup.model, setup.spec)), 0
+    sizes = torch.tensor([int(keep.sum()) for keep in data.keep], dtype=w.dtype, device=w.device)
+    for r in rounds:
+        chosen = sample_clients(n, k, sched.seed, r, exclude)
+        if store is not None:
+            store["w"][r] = w.cpu()
+            store["sampled"][r, chosen] = True
+        idx, weight = round_batches(data, chosen, sched, r)
+        pseudo = local_pseudo_gradients(w.expand(len(chosen), -1), data, idx, weight, sched.lr, grad_fn,
+                                        setup.strategy)
+        share = sizes[chosen] / sizes[chosen].sum()
+        w = w - sched.lr * share @ pseudo   # sample-weighted average of the clients' models w - lr g_j
+        grad_evals += int(weight.sum())
+    return w, grad_evals
+
+
+def train_fats(setup: Setup, out_dir: Path, k: int) -> tuple[torch.Tensor, int]:
+    """The FedAvg run for t1 rounds; its per-round global models and draws go to `out_dir`/rounds.safetensors."""
+    rounds, d, n = setup.cfg["train"]["rounds"], setup.spec.dim, setup.cfg["clients"]
+    store = {"w": torch.zeros(rounds, d), "sampled": torch.zeros(rounds, n, dtype=torch.bool)}
+    w, grad_evals = fedavg_rounds(setup, setup.theta0.clone(), setup.data, range(rounds), k, store=store)
+    save_tensors(out_dir / STORE, store, {"clients_per_round": k})
+    return w, grad_evals
+
+
+@register("fats")
+def fats(state: TrainedState, request: ForgetRequest, params: dict) -> Unlearned:
+    """`state` is the FedAvg run, its store in `history/` (train_fats); returns the retrained global model as
+    one row, client -1."""
+    s = state.setup
+    if request.kind != "client" or len(request.removed) != 1:
+        raise ValueError("FATS-Unl removes one whole client here: set forget.kind: client")
+    target = request.removed[0]
+    start = time.perf_counter()
+    store = load_tensors(Path(state.directory) / "history" / STORE)
+    rounds = store["w"].shape[0]
+    first = store["sampled"][:, target].nonzero()
+    r0 = int(first[0]) if len(first) else rounds
+    if r0 == rounds:    # never sampled: nothing to undo
+        w, grad_evals = state.theta[0], 0
+    else:
+        w, grad_evals = fedavg_rounds(s, store["w"][r0].to(s.device), s.data.retained(request.masks),
+                                      range(r0, rounds), params["clients_per_round"], exclude=target)
+    cost = Cost(time.perf_counter() - start, grad_evals=grad_evals, bytes_read=store["w"][r0:r0 + 1].numel() * 4)
+    cert = {"exact": True, "rollback_round": r0, "reference": "FATS-Unl (Tao et al. 2024), client unlearning"}
+    return Unlearned(w.unsqueeze(0).to(s.device), [-1], cost, cert)
