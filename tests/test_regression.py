@@ -29,6 +29,7 @@ PDUDT_TOLERANCE = {  # per variant (checkpoint, sigma); MIA precision in points
     "client_mean_test_accuracy": 0.01, "averaged_model_test_accuracy": 0.01, "forget_accuracy": 0.01,
     "mia_loss_threshold_auc": 0.02, "mia_shadow.precision_mean": 10.0, "mia_shadow.auc_mean": 5.0,
 }
+GAP_TOLERANCE = {"averaged_model_gap": 0.01}  # spec 7-N gaps (l2 norm of a parameter difference)
 TOLERANCE = {  # absolute; accuracies move by one test sample = 1e-4, counts must not move
     "test_accuracy": 0.01, "forget_accuracy": 0.01, "retain_accuracy": 0.01, "test_loss": 0.02,
     "mia_loss_threshold_auc": 0.02, "grad_evals": 0, "bytes_read": 0, "forget_samples": 0, "mia_samples": 0,
@@ -50,10 +51,16 @@ def reported_pdudt(results_dir: Path) -> dict:
     out = {}
     for path in sorted(results_dir.glob("*.json")):
         result = json.loads(path.read_text())
-        for checkpoint, variants in result["checkpoints"].items():
-            for v in variants:
-                key = f"{result['method']}.{checkpoint}.sigma={v['sigma']}"
-                out[key] = {k: (v[k.split(".")[0]][k.split(".")[1]] if "." in k else v[k]) for k in PDUDT_TOLERANCE}
+        if path.stem == "gaps":
+            out.update({f"gaps.{m}": {k: g[k] for k in GAP_TOLERANCE} for m, g in result["methods"].items()})
+            continue
+        groups = {result["method"]: result["checkpoints"], "original_all": result.get("all_clients", {})}
+        for method, checkpoints in groups.items():
+            for checkpoint, variants in checkpoints.items():
+                for v in variants:
+                    key = f"{method}.{checkpoint}.sigma={v['sigma']}"
+                    out[key] = {k: (v[k.split(".")[0]][k.split(".")[1]] if "." in k else v[k])
+                                for k in PDUDT_TOLERANCE}
     return out
 
 
@@ -74,7 +81,7 @@ def quick_run(tmp_path_factory) -> Path:
                                       "methods": reported(work / "results" / "spine")},
                                      indent=2, sort_keys=True) + "\n")
         shutil.copy(work / "reports" / "index.md", GOLDEN.with_suffix(".md"))
-        GOLDEN_PDUDT.write_text(json.dumps({"scale": "quick", "tolerance": PDUDT_TOLERANCE,
+        GOLDEN_PDUDT.write_text(json.dumps({"scale": "quick", "tolerance": {**PDUDT_TOLERANCE, **GAP_TOLERANCE},
                                             "variants": reported_pdudt(work / "results" / "pdudt_fashion_mnist")},
                                            indent=2, sort_keys=True) + "\n")
         shutil.copy(work / "reports" / "pdudt" / "index.md", GOLDEN_PDUDT.with_suffix(".md"))
@@ -90,10 +97,11 @@ def test_pdudt_quick_numbers_match_golden(quick_run):
     golden = json.loads(GOLDEN_PDUDT.read_text())["variants"]
     got = reported_pdudt(quick_run / "results" / "pdudt_fashion_mnist")
     assert got.keys() == golden.keys()
-    moved = [f"{variant}.{key}: {got[variant][key]} (golden {expected}, tolerance {PDUDT_TOLERANCE[key]})"
+    tolerance = {**PDUDT_TOLERANCE, **GAP_TOLERANCE}
+    moved = [f"{variant}.{key}: {got[variant][key]} (golden {expected}, tolerance {tolerance[key]})"
              for variant, numbers in golden.items() for key, expected in numbers.items()
              if (got[variant][key] is None) != (expected is None)
-             or (expected is not None and abs(got[variant][key] - expected) > PDUDT_TOLERANCE[key])]
+             or (expected is not None and abs(got[variant][key] - expected) > tolerance[key])]
     assert not moved, "numbers moved beyond tolerance:\n" + "\n".join(moved)
 
 
