@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from unlearning.data.datasets import missing_reason
-from unlearning.evaluate.shadow_mia import repeated_attack, stratified_halves
+from unlearning.evaluate.shadow_mia import balanced_auc, repeated_attack, stratified_halves
 from unlearning.experiment import load_setup
 from unlearning.files import load_tensors, save_tensors
 from unlearning.history import History, HistoryWriter
@@ -77,6 +77,16 @@ def test_repeated_attack_precision_is_sklearns():
     assert out["precision_mean"] == pytest.approx(100 * precision_score(truth, pred))
     assert out["recall_mean"] == pytest.approx(100 * recall_score(truth, pred))
     assert out["precision_std"] == 0.0
+
+
+def test_balanced_auc_is_sklearns_with_ties():
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.default_rng(1)
+    pos, neg = rng.integers(0, 5, size=(4, 30)) / 4, rng.integers(0, 5, size=(4, 30)) / 5  # many ties
+    truth = np.r_[np.ones(30), np.zeros(30)]
+    expected = [roc_auc_score(truth, np.r_[a, b]) for a, b in zip(pos, neg)]
+    np.testing.assert_allclose(balanced_auc(pos, neg), expected, rtol=0, atol=1e-12)
 
 
 def test_repeated_attack_no_predicted_members_gives_zero_precision():

@@ -16,6 +16,7 @@ import statistics
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from .experiment import Setup, load_setup
@@ -225,14 +226,17 @@ def evaluate_variant(setup: Setup, theta: torch.Tensor, clients: list[int], fore
     negatives = eval_idx[torch.isin(y_test[eval_idx], member_classes)]
     x_neg, y_neg = setup.x_test[negatives.to(setup.device)], y_test[negatives]
 
-    def attack(flat: torch.Tensor, key: str) -> dict:
-        p_in = member_probability(forests, softmax(setup, flat, x_members), y_members)
-        p_out = member_probability(forests, softmax(setup, flat, x_neg), y_neg)
-        return repeated_attack(p_in, p_out, cfg["mia"]["repetitions"], cfg["mia"]["max_samples"],
-                               generator(setup.seed, setup.name, "mia-reps", *seed_keys, key),
-                               with_auc=key == "averaged")
-
-    client_attacks = [attack(theta[i], str(c)) for i, c in enumerate(clients)]
+    # every attacked model (each client's, then the averaged one) through the forests in one call per side
+    attacked = [*theta, theta.mean(0)]
+    keys = [*(str(c) for c in clients), "averaged"]
+    p_in = np.split(member_probability(forests, torch.cat([softmax(setup, f, x_members) for f in attacked]),
+                                       y_members.repeat(len(attacked))), len(attacked))
+    p_out = np.split(member_probability(forests, torch.cat([softmax(setup, f, x_neg) for f in attacked]),
+                                        y_neg.repeat(len(attacked))), len(attacked))
+    attacks = {key: repeated_attack(p_in[k], p_out[k], cfg["mia"]["repetitions"], cfg["mia"]["max_samples"],
+                                    generator(setup.seed, setup.name, "mia-reps", *seed_keys, key),
+                                    with_auc=key == "averaged") for k, key in enumerate(keys)}
+    client_attacks = [attacks[str(c)] for c in clients]
     mean_of = lambda key: sum(a[key] for a in client_attacks) / len(client_attacks)  # noqa: E731
     return {
         "client_mean_test_accuracy": sum(base["per_client_test_accuracy"].values()) / len(clients),
@@ -242,7 +246,7 @@ def evaluate_variant(setup: Setup, theta: torch.Tensor, clients: list[int], fore
         "per_client_test_accuracy": base["per_client_test_accuracy"],
         "forget_accuracy": base["forget_accuracy"],
         "mia_loss_threshold_auc": base["mia_loss_threshold_auc"],
-        "mia_shadow": attack(theta.mean(0), "averaged"),
+        "mia_shadow": attacks["averaged"],
         "mia_shadow_client_mean": {key: mean_of(key) for key in ("precision_mean", "accuracy_mean")},
     }
 
@@ -261,7 +265,7 @@ def evaluate_ensembles(setup: Setup, ensembles: dict, forests, eval_idx: torch.T
     x_neg, y_neg = setup.x_test[negatives.to(setup.device)], y_test[negatives]
     pairs = class_matched_pairs(y_members, y_test, cfg["eval"]["mia_samples"], generator(setup.seed, setup.name, "mia"))
     nll = lambda p, y: -p.gather(1, y.view(-1, 1)).squeeze(1).clamp_min(1e-12).log()  # noqa: E731
-    per_client, per_class, forget_acc, auc, attacks = {}, [], [], [], []
+    per_client, per_class, forget_acc, auc, softmax_in, softmax_out = {}, [], [], [], [], []
     for c, ensemble in ensembles.items():
         p_test = ensemble_probabilities(setup, ensemble, setup.x_test)
         p_members = ensemble_probabilities(setup, ensemble, x_members)
@@ -270,11 +274,14 @@ def evaluate_ensembles(setup: Setup, ensembles: dict, forests, eval_idx: torch.T
         per_class.append({str(k): accuracy(pred[y_test == k], y_test[y_test == k]) for k in range(setup.classes)})
         forget_acc.append(accuracy(p_members.argmax(1), y_members))
         auc.append(loss_threshold_auc(nll(p_members, y_members)[pairs[0]], nll(p_test, y_test)[pairs[1]]))
-        p_in = member_probability(forests, p_members, y_members)
-        p_out = member_probability(forests, ensemble_probabilities(setup, ensemble, x_neg), y_neg)
-        attacks.append(repeated_attack(p_in, p_out, cfg["mia"]["repetitions"], cfg["mia"]["max_samples"],
-                                       generator(setup.seed, setup.name, "mia-reps", "A", None, str(c)),
-                                       with_auc=True))
+        softmax_in.append(p_members)
+        softmax_out.append(ensemble_probabilities(setup, ensemble, x_neg))
+    k = len(ensembles)
+    p_in = np.split(member_probability(forests, torch.cat(softmax_in), y_members.repeat(k)), k)
+    p_out = np.split(member_probability(forests, torch.cat(softmax_out), y_neg.repeat(k)), k)
+    attacks = [repeated_attack(p_in[i], p_out[i], cfg["mia"]["repetitions"], cfg["mia"]["max_samples"],
+                               generator(setup.seed, setup.name, "mia-reps", "A", None, str(c)), with_auc=True)
+               for i, c in enumerate(ensembles)]
     mean = lambda values: sum(values) / len(values)  # noqa: E731
     shadow = {key: mean([a[key] for a in attacks]) for key in attacks[0] if isinstance(attacks[0][key], float)}
     return {

@@ -103,6 +103,16 @@ def member_probability(forests: dict, probs: torch.Tensor, labels: torch.Tensor)
     return out
 
 
+def balanced_auc(pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
+    """ROC AUC of each row (members `pos` [r, m] against non-members `neg` [r, m]) by the Mann-Whitney rank
+    sum with average ranks for ties, all rows at once; equal to sklearn's roc_auc_score row by row."""
+    from scipy.stats import rankdata
+
+    m = pos.shape[1]
+    ranks = rankdata(np.concatenate([pos, neg], axis=1), axis=1)
+    return (ranks[:, :m].sum(1) - m * (m + 1) / 2) / (m * neg.shape[1])
+
+
 def repeated_attack(p_members: np.ndarray, p_others: np.ndarray, repetitions: int, max_samples: int,
                     gen: torch.Generator, with_auc: bool = True) -> dict:
     """Precision, recall and accuracy (in %) over `repetitions` balanced resamples, computed for all
@@ -115,10 +125,7 @@ def repeated_attack(p_members: np.ndarray, p_others: np.ndarray, repetitions: in
     scores = {"precision": np.where(tp + fp > 0, tp / np.maximum(tp + fp, 1), 0.0),  # zero_division = 0
               "recall": tp / m, "accuracy": (tp + m - fp) / (2 * m)}
     if with_auc:
-        from sklearn.metrics import roc_auc_score
-
-        truth = np.r_[np.ones(m), np.zeros(m)]
-        scores["auc"] = np.array([roc_auc_score(truth, np.r_[a, b]) for a, b in zip(pos, neg)])
+        scores["auc"] = balanced_auc(pos, neg)
     out = {"samples_per_side": m, "repetitions": repetitions}
     for key, values in scores.items():
         out[f"{key}_mean"] = 100 * float(np.mean(values))
