@@ -90,8 +90,9 @@ def step_server(params: dict, name: str, kind: str, features: str, split: str, o
 
 def step_variants(params: dict, name: str, method: str, features: str, split: str, trained_dir: str,
                   out_dir: str, timing: str) -> None:
-    """One noised method at every sigma of the grid. `trained_dir` holds what it starts from: the
-    D-SGD run (pdudt, pdudt_es, noise_only), the retrain output (perturbed_retrain) or the server run."""
+    """One noised method at every sigma of the grid, or an un-noised baseline once (fats; hdus writes its
+    ensembles). `trained_dir` holds what it starts from: the D-SGD run (pdudt, pdudt_es, noise_only), the
+    retrain output (perturbed_retrain) or the baseline's own training run (fedrecovery, fats, hdus)."""
     setup = load_setup(params, name, features, split)
     cfg, out = setup.cfg, Path(out_dir)
     if method == "hdus":
