@@ -210,6 +210,16 @@ def step_attack(params: dict, name: str, features: str, split: str, out: str) ->
     log.info("shadow models' train accuracy: %s", [round(a, 3) for a in data["shadow_train_accuracy"].tolist()])
 
 
+def attack_samples(setup: Setup, eval_idx: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """Spec 5.3: positives = the target's training samples, negatives = H_eval samples of the same classes;
+    inputs on the device, labels on the CPU."""
+    y_test = setup.y_test.cpu()
+    forget_idx = setup.request.samples(setup.data.indices).to(setup.data.x.device)
+    x_members, y_members = setup.data.x[forget_idx], setup.data.y[forget_idx].cpu()
+    negatives = eval_idx[torch.isin(y_test[eval_idx], y_members.unique())]
+    return x_members, y_members, setup.x_test[negatives.to(setup.device)], y_test[negatives]
+
+
 def evaluate_variant(setup: Setup, theta: torch.Tensor, clients: list[int], forests, eval_idx: torch.Tensor,
                      seed_keys: tuple) -> dict:
     """Accuracies (per client, averaged model, per class), forget accuracy, loss-threshold AUC and the shadow
@@ -220,12 +230,7 @@ def evaluate_variant(setup: Setup, theta: torch.Tensor, clients: list[int], fore
     cfg = setup.cfg
     theta = theta.to(setup.device)
     base = evaluate(setup, theta, clients, cfg["eval"]["mia_samples"])
-    y_test = setup.y_test.cpu()
-    forget_idx = setup.request.samples(setup.data.indices).to(setup.data.x.device)
-    x_members, y_members = setup.data.x[forget_idx], setup.data.y[forget_idx].cpu()
-    member_classes = y_members.unique()
-    negatives = eval_idx[torch.isin(y_test[eval_idx], member_classes)]
-    x_neg, y_neg = setup.x_test[negatives.to(setup.device)], y_test[negatives]
+    x_members, y_members, x_neg, y_neg = attack_samples(setup, eval_idx)
 
     # every attacked model (each client's, then the averaged one) through the forests in one call per side
     attacked = [*theta, theta.mean(0)]
@@ -260,10 +265,7 @@ def evaluate_ensembles(setup: Setup, ensembles: dict, forests, eval_idx: torch.T
     from .methods.hdus import ensemble_probabilities
 
     cfg, y_test = setup.cfg, setup.y_test.cpu()
-    forget_idx = setup.request.samples(setup.data.indices).to(setup.data.x.device)
-    x_members, y_members = setup.data.x[forget_idx], setup.data.y[forget_idx].cpu()
-    negatives = eval_idx[torch.isin(y_test[eval_idx], y_members.unique())]
-    x_neg, y_neg = setup.x_test[negatives.to(setup.device)], y_test[negatives]
+    x_members, y_members, x_neg, y_neg = attack_samples(setup, eval_idx)
     pairs = class_matched_pairs(y_members, y_test, cfg["eval"]["mia_samples"], generator(setup.seed, setup.name, "mia"))
     nll = lambda p, y: -p.gather(1, y.view(-1, 1)).squeeze(1).clamp_min(1e-12).log()  # noqa: E731
     per_client, per_class, forget_acc, auc, softmax_in, softmax_out = {}, [], [], [], [], []

@@ -17,9 +17,10 @@ import time
 from pathlib import Path
 
 import torch
+from safetensors import safe_open
 
 from ..experiment import ForgetRequest, Setup
-from ..files import load_tensors, save_tensors
+from ..files import save_tensors
 from ..seeding import generator
 from ..train.dsgd import ClientData, local_pseudo_gradients, make_loss, round_batches
 from . import Cost, TrainedState, Unlearned, register
@@ -77,15 +78,18 @@ def fats(state: TrainedState, request: ForgetRequest, params: dict) -> Unlearned
         raise ValueError("FATS-Unl removes one whole client here: set forget.kind: client")
     target = request.removed[0]
     start = time.perf_counter()
-    store = load_tensors(Path(state.directory) / "history" / STORE)
-    rounds = store["w"].shape[0]
-    first = store["sampled"][:, target].nonzero()
-    r0 = int(first[0]) if len(first) else rounds
-    if r0 == rounds:    # never sampled: nothing to undo
+    with safe_open(str(Path(state.directory) / "history" / STORE), framework="pt") as store:
+        sampled = store.get_tensor("sampled")
+        rounds = sampled.shape[0]
+        first = sampled[:, target].nonzero()
+        r0 = int(first[0]) if len(first) else rounds
+        w0 = store.get_slice("w")[r0:r0 + 1] if r0 < rounds else None  # read only the rollback model
+    if w0 is None:    # never sampled: nothing to undo
         w, grad_evals = state.theta[0], 0
     else:
-        w, grad_evals = fedavg_rounds(s, store["w"][r0].to(s.device), s.data.retained(request.masks),
-                                      range(r0, rounds), params["clients_per_round"], exclude=target)
-    cost = Cost(time.perf_counter() - start, grad_evals=grad_evals, bytes_read=store["w"][r0:r0 + 1].numel() * 4)
+        w, grad_evals = fedavg_rounds(s, w0[0].to(s.device), s.data.retained(request.masks), range(r0, rounds),
+                                      params["clients_per_round"], exclude=target)
+    bytes_read = sampled.numel() + (w0.numel() * w0.element_size() if w0 is not None else 0)
+    cost = Cost(time.perf_counter() - start, grad_evals=grad_evals, bytes_read=bytes_read)
     cert = {"exact": True, "rollback_round": r0, "reference": "FATS-Unl (Tao et al. 2024), client unlearning"}
     return Unlearned(w.unsqueeze(0).to(s.device), [-1], cost, cert)

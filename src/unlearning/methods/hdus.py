@@ -161,16 +161,6 @@ def unlearn(setup: Setup, directory: Path, lr: float) -> tuple[dict, int, float]
     return ensembles, busiest, busiest_seconds
 
 
-def uniform_ensembles(directory: Path, clients: list[int]) -> dict:
-    """Before unlearning: every client's whole ensemble, uniformly weighted (Origin for HDUS)."""
-    store = load_tensors(directory / STORE)
-    out = {}
-    for c in clients:
-        thetas = members(store, c, ())
-        out[c] = (thetas, torch.full((len(thetas),), 1.0 / len(thetas)))
-    return out
-
-
 def save_ensembles(path: Path, ensembles: dict, meta: dict) -> None:
     tensors = {}
     for c, (thetas, weights) in ensembles.items():
