@@ -15,6 +15,7 @@ include: "workflow/rules/unlearn.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/pdudt.smk"
+include: "workflow/rules/sglu.smk"
 
 
 wildcard_constraints:
@@ -27,4 +28,5 @@ rule all:
         "reports/index.html",
         "reports/spine/metrics.csv",
         "reports/pdudt/index.md",
+        "reports/sglu/index.md",
     default_target: True

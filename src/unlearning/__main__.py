@@ -82,6 +82,22 @@ def _parser() -> argparse.ArgumentParser:
             flag = option.rstrip("?*")
             s.add_argument(flag, required=option[-1] not in "?*", nargs="*" if option.endswith("*") else None,
                            default=[] if option.endswith("*") else None)
+    sglu = {  # SGLU's steps (steps_sglu.py)
+        "sglu-features": ["--processed", "--out"],
+        "sglu-accounting": ["--features?", "--out"],
+        "sglu-fig3a": ["--features", "--accounting", "--out", "--timing"],
+        "sglu-fig3c": ["--features", "--accounting", "--out", "--timing"],
+    }
+    for name, options in sglu.items():
+        s = sub.add_parser(name, parents=[common], help=f"SGLU: {name[5:]} (see steps_sglu.py)")
+        s.add_argument("--dataset", required=True, help="fashion_mnist, mnist or cifar10")
+        for option in options:
+            s.add_argument(option.rstrip("?"), required=not option.endswith("?"))
+    s = sub.add_parser("sglu-report", parents=[common], help="SGLU: tables and figures against the paper")
+    for flag in ("--accounting", "--fig3a", "--fig3c", "--timings"):
+        s.add_argument(flag, nargs="*", default=[])
+    s.add_argument("--missing", nargs="*", default=[], help="dataset=reason for each dataset not trained")
+    s.add_argument("--out-dir", required=True)
     s = sub.add_parser("pdudt-report", parents=[common], help="PDUDT: tables and figures against the paper")
     s.add_argument("--results", nargs="*", default=[])
     s.add_argument("--curves", nargs="*", default=[])
@@ -150,10 +166,34 @@ def main(argv: list[str] | None = None) -> int:
             report_spine.write_report(params, args.results, args.timings, args.out_dir)
         elif args.step.startswith("pdudt-"):
             run_pdudt(params, args)
+        elif args.step.startswith("sglu-"):
+            run_sglu(params, args)
     except (ParamsError, DatasetUnavailable, FileNotFoundError, KeyError) as err:
         print(f"error: {err.args[0] if err.args else err}", file=sys.stderr)
         return 2
     return 0
+
+
+def run_sglu(params: dict, a) -> None:
+    from . import steps_sglu as ss
+
+    if a.step == "sglu-report":
+        from .report import sglu as report_sglu
+
+        missing = dict(item.split("=", 1) for item in a.missing)
+        report_sglu.write_report(params, a.accounting, a.fig3a, a.fig3c, a.timings, missing, a.out_dir)
+        return
+    datasets = ss.config(params)["datasets"]
+    if a.dataset not in datasets:
+        raise KeyError(f"--dataset {a.dataset}: not in sglu.datasets; valid: {', '.join(datasets)}")
+    if a.step == "sglu-features":
+        ss.step_features(params, a.dataset, a.processed, a.out)
+    elif a.step == "sglu-accounting":
+        ss.step_accounting(params, a.dataset, a.features, a.out)
+    elif a.step == "sglu-fig3a":
+        ss.step_fig3a(params, a.dataset, a.features, a.accounting, a.out, a.timing)
+    elif a.step == "sglu-fig3c":
+        ss.step_fig3c(params, a.dataset, a.features, a.accounting, a.out, a.timing)
 
 
 def run_pdudt(params: dict, a) -> None:

@@ -173,6 +173,34 @@ def _check_pdudt(cfg: dict, key: str, source: str) -> None:
                           f"{key}.train.rounds = {cfg['train']['rounds']}; valid: at most that")
 
 
+SGLU_REQUIRED = ("datasets", "pairs", "extractors", "truncate_to", "lam_per_n", "clip", "radius", "accounting",
+                 "burn_in", "trials", "partitions", "table3", "fig3a", "fig3b", "fig3d", "fig3c", "baselines")
+
+
+def _check_sglu(cfg: dict, source: str) -> None:
+    """What the schema cannot say: every dataset has a pair and an extractor, the data runs are subsets of
+    the accounting grids, every trained batch size has a burn-in, and the partitions divide the trials."""
+    for dataset in cfg["datasets"]:
+        for key in ("pairs", "extractors"):
+            if dataset not in cfg[key]:
+                raise ParamsError(f"{source}: sglu.{key}: nothing for dataset {dataset!r}; valid: add {dataset}: ...")
+        a, b = cfg["pairs"][dataset]
+        if a == b:
+            raise ParamsError(f"{source}: sglu.pairs.{dataset}: the two classes must differ (got {a}, {b})")
+    for run, grid, key in (("fig3a", "table3", "epsilons"), ("fig3a", "table3", "batch_sizes"),
+                           ("fig3c", "fig3d", "sigmas"), ("fig3c", "fig3d", "batch_sizes")):
+        extra = [v for v in cfg[run][key] if v not in cfg[grid][key]]
+        if extra:
+            raise ParamsError(f"{source}: sglu.{run}.{key}: {extra} not in sglu.{grid}.{key}; the data runs take "
+                              f"their sigmas and K from that grid; valid: a subset of {cfg[grid][key]}")
+    for b in {*cfg["fig3a"]["batch_sizes"], *cfg["fig3c"]["batch_sizes"]}:
+        if str(b) not in cfg["burn_in"]:
+            raise ParamsError(f"{source}: sglu.burn_in: no burn-in T for batch size {b}; valid: add \"{b}\": T")
+    if cfg["partitions"] is not None and cfg["trials"] % cfg["partitions"]:
+        raise ParamsError(f"{source}: sglu.partitions: {cfg['partitions']} does not divide sglu.trials = "
+                          f"{cfg['trials']}; valid: a divisor of it, or null (one partition per trial)")
+
+
 def check_params(params: dict, source: str = "params.yaml") -> dict:
     """Validate everything; return `params` unchanged. Raises ParamsError with one line."""
     full = schema()
@@ -186,6 +214,10 @@ def check_params(params: dict, source: str = "params.yaml") -> dict:
             _check_pdudt(cfg, section, source)
         for name in experiments(params, section):
             _check_spine(experiment_config(params, name), section, source)
+    cfg = section_config(params, "sglu")
+    sglu_schema = {"$defs": full["$defs"], **full["$defs"]["sglu"], "required": list(SGLU_REQUIRED)}
+    _validate_schema(cfg, sglu_schema, f"{source}: sglu.{params['scale']} merged: ")
+    _check_sglu(cfg, source)
     return params
 
 

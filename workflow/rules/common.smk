@@ -4,8 +4,9 @@ import sys
 
 from snakemake.utils import validate
 
-from unlearning.config import ParamsError, check_params, experiment_config, experiments
+from unlearning.config import ParamsError, check_params, experiment_config, experiments, section_config
 from unlearning.data.datasets import missing_reason
+from unlearning.steps_sglu import missing_reason as sglu_missing_reason
 
 try:
     validate(config, "../schemas/params.schema.yaml")
@@ -145,3 +146,34 @@ def pdudt_missing_args():
     if not PDUDT_MISSING:
         return ""
     return "--missing " + " ".join(shlex.quote(f"{d}={r}") for d, r in PDUDT_MISSING.items())
+
+
+# --- SGLU: every dataset gets the data-free accounting; the datasets on disk also train (Figures 3a, 3c) ---
+SGLU = section_config(config, "sglu")
+SGLU_MISSING = {d: reason for d in SGLU["datasets"] if (reason := sglu_missing_reason(d, SGLU, config))}
+SGLU_TRAINED = [d for d in SGLU["datasets"] if d not in SGLU_MISSING]
+SGLU_ACCOUNTING_PARAMS = {k: SGLU[k] for k in ("lam_per_n", "clip", "radius", "burn_in", "table3", "fig3a", "fig3b",
+                                               "fig3d", "baselines", "accounting", "truncate_to")}
+
+
+def sglu_feature_params(dataset):
+    return {k: SGLU[k][dataset] for k in ("pairs", "extractors")} | {"truncate_to": SGLU["truncate_to"]}
+
+
+def sglu_features_input(wc):
+    return [f"data/sglu/{wc.dataset}.safetensors"] if wc.dataset in SGLU_TRAINED else []
+
+
+def sglu_features_option(dataset):
+    return f"--features data/sglu/{dataset}.safetensors" if dataset in SGLU_TRAINED else ""
+
+
+def sglu_run_params(figure):
+    keys = ("trials", "partitions", "burn_in", figure, "baselines", "accounting", "fig3d" if figure == "fig3c" else "table3")
+    return {k: SGLU[k] for k in keys}
+
+
+def sglu_missing_args():
+    if not SGLU_MISSING:
+        return ""
+    return "--missing " + " ".join(shlex.quote(f"{d}={r}") for d, r in SGLU_MISSING.items())

@@ -1,0 +1,344 @@
+"""SGLU's tables and figures beside the paper's numbers (reference/sglu/), with a status per cell.
+
+- Table 3 (sigma per epsilon, b, dataset): within when our sigma truncated to 4 decimals equals the printed one.
+- Figures 3b and 3d (accumulated epochs): exact counts; each published count is compared with the accounting
+  variant that produced it (3b SGLU: code_c, 3d: code_b; D2D and LU: their theorems with spec 4.6's constants),
+  and every variant is listed, the paper's own formulas (variant A) included.
+- Figures 3a and 3c (accuracy): MNIST and CIFAR-10 need a network and show as missing with the reason; the
+  Fashion-MNIST stand-in has no paper value, so its cells are judged by the paper's qualitative claims
+  (claims.csv): SGLU b=128 above D2D at every epsilon, at or above LU at epsilon <= 0.1, accuracy rising with
+  epsilon, unlearned within 0.01 of retrained.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from ..files import atomic_path
+
+REFERENCE = Path(__file__).resolve().parents[3] / "reference" / "sglu"
+PAPER_DATASETS = ("mnist", "cifar10")
+VARIANT_LABEL = {"paper": "A (paper)", "code_b": "B (code_b)", "code_c": "C (code_c)"}
+RETRAIN_GAP = 0.01  # unlearned vs retrained accuracy (issue 4's acceptance)
+
+CHOICES = [
+    "- Accounting: variant A (the paper's Lemma 3.4 factor c^{2K'}) certifies every run; variants B (tight factor "
+    "from request 2) and C (tight factor, Z_B with 1/(1-c), alpha from 1) are the authors' code and are listed so "
+    "that Figures 3b/3d can be matched exactly (spec 2.4, 7-1). The noise of the analysis is eta sigma^2 although "
+    "the algorithm adds 2 eta sigma^2: kept, as Table 3 only reproduces that way (spec 7-2).",
+    "- Table 3's sigma is Algorithm 4's bisection (Theorem 3.2, K = 1, Table 2's T, R = 100, alpha in [2, 1e5], "
+    "tolerance 1e-8, the upper end). The printed values are truncations, slightly below the least sigma (the "
+    "printed MNIST b=128 eps=1 value 0.0041 needs K = 2): runs use the computed sigma.",
+    "- Projection: on with R = 100 for Figure 3a (the theory's setting); Figure 3c runs it on and off (the "
+    "published runs had it off; spec 7-3). Projection only rescales w.",
+    "- Removals: request s replaces index n-s (the last indices, class -1 first) by a unit-norm N(0, I) point "
+    "with a uniform label, drawn once per experiment and kept (spec 4.4, 7-9). Indices are fixed before the "
+    "partitions are drawn, so requests are non-adaptive (7-15).",
+    "- Trials: rows of one weight matrix; every trial has its own batch partition, initialisation and noise "
+    "(`partitions: null`); the sigmas of one figure share the trial's partition. Init N(0, 2 sigma^2/m I) for "
+    "SGLU and LU, N(0, I) for the noiseless D2D (7-11). D2D's learning is noiseless and contracts its start by "
+    "gamma^T, so it runs once and the trials differ in the published noise only.",
+    "- Baselines: D2D (Theorem L.1, internal state, I = 1 and 5 steps) and LU (Theorems M.1 + M.2, K = 1) with "
+    "`baselines.constants: data` = L from the data's largest eigenvalue, as the published runs (spec 4.6); MNIST "
+    "and CIFAR-10's accounting uses spec 4.6's published constants. Both clip as SGLU (eq. 72; 7-12).",
+    "- The Fashion-MNIST stand-in: Dress (+1) vs Coat (-1), the pair whose noiseless accuracy under the paper's "
+    "model (0.907 at n = 11776) is closest to MNIST 3-vs-8's 0.91 among all 45 pairs; n = 11776 = 23 x 512.",
+]
+
+
+def _load(paths: list[str]) -> list[dict]:
+    return [json.loads(Path(p).read_text()) for p in paths]
+
+
+def _reference(name: str) -> pd.DataFrame:
+    return pd.read_csv(REFERENCE / f"{name}.csv", dtype={"b": str}, keep_default_na=False)
+
+
+def _trunc4(x: float) -> float:
+    return math.floor(x * 1e4) / 1e4
+
+
+def _missing_status(dataset: str, missing: dict[str, str]) -> str:
+    return f"missing: {missing[dataset]}" if dataset in missing else "stand-in: no paper value (see claims)"
+
+
+def table3(accounts: list[dict]) -> pd.DataFrame:
+    ref = _reference("table3")
+    rows = []
+    for a in accounts:
+        for r in a["table3"]:
+            paper = ref[(ref.dataset == a["dataset"]) & (ref.b == str(r["b"])) & (ref.epsilon == r["epsilon"])]
+            row = {"dataset": a["dataset"], "n": a["n"], "b": str(r["b"]), "epsilon": r["epsilon"], "T": r["T"],
+                   "sigma": round(r["sigma"], 8), "sigma_truncated": _trunc4(r["sigma"])}
+            if paper.empty:
+                row |= {"paper_sigma": None, "status": "no paper value (stand-in)"}
+            else:
+                p = float(paper.sigma.iloc[0])
+                row |= {"paper_sigma": p, "status": "within" if abs(_trunc4(r["sigma"]) - p) < 1e-9 else "outside"}
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def fig3b(accounts: list[dict]) -> pd.DataFrame:
+    ref = _reference("fig3b")
+    rows = []
+    for a in accounts:
+        d2d = sum(a["fig3b"]["d2d"])
+        entries = [("d2d", "", a["fig3b"]["d2d"])]
+        entries += [(f"lu S={S}", "", ks) for S, ks in a["fig3b"]["lu"].items()]
+        entries += [(f"sglu b={b}", v, ks) for v, per_b in a["fig3b"]["sglu"].items() for b, ks in per_b.items()]
+        for method, variant, ks in entries:
+            paper = ref[(ref.dataset == a["dataset"]) & (ref.method == method)]
+            row = {"dataset": a["dataset"], "method": method, "variant": VARIANT_LABEL.get(variant, "theorem"),
+                   "total": sum(ks), "first_K": " ".join(map(str, ks[:6])), "last_K": ks[-1],
+                   "ratio_to_d2d_pct": round(100 * sum(ks) / d2d, 2)}
+            if paper.empty:
+                row |= {"paper_total": None, "status": "no paper value"}
+            else:
+                p, produced_by = int(paper.total.iloc[0]), paper.variant.iloc[0]
+                row["paper_total"] = p
+                if produced_by and produced_by != variant:
+                    row["status"] = f"published with {VARIANT_LABEL[produced_by]}"
+                else:
+                    row["status"] = "within" if sum(ks) == p else "outside"
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def fig3d(accounts: list[dict]) -> pd.DataFrame:
+    ref = _reference("fig3d")
+    rows = []
+    for a in accounts:
+        for variant, per_b in a["fig3d"].items():
+            for b, per_sigma in per_b.items():
+                for sigma, ks in per_sigma.items():
+                    paper = ref[(ref.dataset == a["dataset"]) & (ref.b == b) & (ref.sigma == float(sigma))]
+                    row = {"dataset": a["dataset"], "b": b, "sigma": float(sigma), "variant": VARIANT_LABEL[variant],
+                           "total": sum(ks), "first_K": " ".join(map(str, ks[:4]))}
+                    if paper.empty:
+                        row |= {"paper_total": None, "status": "no paper value"}
+                    else:
+                        row["paper_total"] = int(paper.total.iloc[0])
+                        row["status"] = (("within" if sum(ks) == row["paper_total"] else "outside")
+                                         if variant == paper.variant.iloc[0]
+                                         else f"published with {VARIANT_LABEL[paper.variant.iloc[0]]}")
+                    rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _label(r: dict) -> str:
+    if r["method"] == "sglu":
+        return f"{'sglu' if r['model'] == 'unlearned' else 'retrain'} b={r['b']}"
+    return "lu K=1" if r["method"] == "lu" else f"d2d {r['model']}"
+
+
+def fig3a(runs: list[dict], missing: dict[str, str]) -> pd.DataFrame:
+    ref = _reference("fig3a")
+    rows = []
+    for run in runs:
+        for r in run["rows"]:
+            rows.append({"dataset": run["dataset"], "method": _label(r), "epsilon": r["epsilon"], "sigma": r["sigma"],
+                         "mean": r["mean"], "std": r["std"], "trials": r["trials"], "paper_mean": None,
+                         "paper_std": None, "status": _missing_status(run["dataset"], missing)})
+    for dataset in missing:
+        for _, p in ref[ref.dataset == dataset].iterrows():
+            rows.append({"dataset": dataset, "method": p.method, "epsilon": p.epsilon, "sigma": None, "mean": None,
+                         "std": None, "trials": None, "paper_mean": p["mean"],
+                         "paper_std": float(p["std"]) if p["std"] != "" else None,
+                         "status": f"missing: {missing[dataset]}" + (f" ({p.note})" if p.note else "")})
+    return pd.DataFrame(rows)
+
+
+def fig3c(runs: list[dict], missing: dict[str, str]) -> pd.DataFrame:
+    ref = _reference("fig3c")
+    rows = []
+    for run in runs:
+        for r in run["rows"]:
+            rows.append({"dataset": run["dataset"], "b": str(r["b"]), "sigma": r["sigma"],
+                         "projection": r["projection"], "epochs": r["epochs"], "unlearned_mean": r["unlearned"]["mean"],
+                         "unlearned_std": r["unlearned"]["std"], "retrained_mean": r["retrained"]["mean"],
+                         "retrained_std": r["retrained"]["std"], "trials": r["unlearned"]["trials"],
+                         "gap": r["unlearned"]["mean"] - r["retrained"]["mean"],
+                         "status": _missing_status(run["dataset"], missing)})
+    for dataset in missing:
+        for _, p in ref[ref.dataset == dataset].iterrows():
+            rows.append({"dataset": dataset, "b": p.b, "sigma": p.sigma, "paper_unlearned_mean": p.unlearned_mean,
+                         "paper_unlearned_std": p.unlearned_std, "paper_retrained_mean": p.retrained_mean,
+                         "status": f"missing: {missing[dataset]}"})
+    return pd.DataFrame(rows)
+
+
+def claims(f3a: pd.DataFrame, f3c: pd.DataFrame) -> pd.DataFrame:
+    """The paper's qualitative claims on every trained dataset (spec 6, Figure 3a text; issue 4's acceptance)."""
+    rows = []
+    for dataset, df in f3a[f3a["mean"].notna()].groupby("dataset"):
+        curve = {m: g.set_index("epsilon").sort_index() for m, g in df.groupby("method")}
+
+        def add(claim: str, holds: bool, detail: str, dataset: str = dataset) -> None:
+            rows.append({"dataset": dataset, "claim": claim, "status": "holds" if holds else "fails", "detail": detail})
+
+        sglu = curve.get("sglu b=128")
+        for name in [m for m in curve if m.startswith("d2d")]:
+            if sglu is not None:
+                diff = sglu["mean"] - curve[name]["mean"]
+                add(f"SGLU b=128 above {name} at every epsilon", bool((diff > 0).all()),
+                    f"min difference {diff.min():+.3f} at eps {diff.idxmin():g}")
+        if sglu is not None and "lu K=1" in curve:
+            diff = (sglu["mean"] - curve["lu K=1"]["mean"])[lambda s: s.index <= 0.1]
+            if len(diff):
+                add("SGLU b=128 at or above LU at epsilon <= 0.1", bool((diff >= 0).all()),
+                    ", ".join(f"eps {e:g}: {v:+.3f}" for e, v in diff.items()))
+        for name in ("sglu b=128", "sglu b=full", "lu K=1", "d2d I=1", "d2d I=5"):
+            if name in curve:
+                c = curve[name]
+                se = c["std"] / c["trials"].clip(lower=1) ** 0.5
+                drops = (c["mean"].diff() + 2 * (se**2 + se.shift() ** 2) ** 0.5).dropna()
+                add(f"{name}: accuracy rises with epsilon (up to 2 standard errors)", bool((drops >= 0).all()),
+                    " -> ".join(f"{v:.3f}" for v in c["mean"]))
+        for b in ("128", "full"):
+            if f"sglu b={b}" in curve and f"retrain b={b}" in curve:
+                gap = (curve[f"sglu b={b}"]["mean"] - curve[f"retrain b={b}"]["mean"]).abs()
+                add(f"Figure 3a b={b}: unlearned within {RETRAIN_GAP} of retrained at every epsilon",
+                    bool((gap <= RETRAIN_GAP).all()), f"largest gap {gap.max():.4f} at eps {gap.idxmax():g}")
+    if not f3c.empty and "gap" in f3c:
+        for dataset, df in f3c[f3c["gap"].notna()].groupby("dataset"):
+            gap = df["gap"].abs()
+            worst = df.loc[gap.idxmax()]
+            rows.append({"dataset": dataset, "claim": f"Figure 3c: unlearned within {RETRAIN_GAP} of retrained "
+                         "in every cell", "status": "holds" if (gap <= RETRAIN_GAP).all() else "fails",
+                         "detail": f"largest gap {gap.max():.4f} (b={worst.b}, sigma {worst.sigma:g}, projection "
+                         f"{worst.projection}; {int((gap <= RETRAIN_GAP).sum())} of {len(gap)} cells within)"})
+    return pd.DataFrame(rows, columns=["dataset", "claim", "status", "detail"])
+
+
+def _plots(f3a: pd.DataFrame, accounts: list[dict], f3c: pd.DataFrame, f3d: pd.DataFrame, out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    sns.set_theme(style="whitegrid")
+    trained = f3a[f3a["mean"].notna()]
+    datasets = sorted(trained.dataset.unique()) or ["(none)"]
+    fig, axes = plt.subplots(1, len(datasets), figsize=(6 * len(datasets), 4), squeeze=False)
+    for ax, dataset in zip(axes[0], datasets):
+        for method, g in trained[trained.dataset == dataset].groupby("method"):
+            ax.errorbar(g.epsilon, g["mean"], yerr=g["std"], marker="o", capsize=3, label=method)
+        ax.set(xscale="log", xlabel="epsilon", ylabel="test accuracy", title=f"Figure 3a: {dataset}")
+        ax.legend(fontsize=8)
+    _save(fig, out / "fig3a.png")
+
+    fig, axes = plt.subplots(1, len(accounts), figsize=(5 * len(accounts), 4), squeeze=False)
+    for ax, a in zip(axes[0], accounts):
+        lines = {"D2D": a["fig3b"]["d2d"], "LU S=10": a["fig3b"]["lu"].get("10")}
+        for v in ("paper", "code_c"):
+            for b in ("full", "128"):
+                lines[f"SGLU b={b} ({v})"] = a["fig3b"]["sglu"][v].get(b)
+        for name, ks in lines.items():
+            if ks:
+                per = max(1, a["fig3b"]["requests"] // len(ks))
+                xs = [per * (i + 1) for i in range(len(ks))]
+                ys = pd.Series(ks).cumsum()
+                ax.plot(xs, ys, marker="o" if per > 1 else None, markersize=3, label=name)
+        ax.set(xlabel="removed points", ylabel="accumulated epochs", yscale="log", title=f"Figure 3b: {a['dataset']}")
+        ax.legend(fontsize=7)
+    _save(fig, out / "fig3b.png")
+
+    runs = f3c[f3c.get("unlearned_mean", pd.Series(dtype=float)).notna()] if "unlearned_mean" in f3c else f3c.iloc[:0]
+    datasets = sorted(runs.dataset.unique()) or ["(none)"]
+    fig, axes = plt.subplots(1, len(datasets), figsize=(6 * len(datasets), 4), squeeze=False)
+    for ax, dataset in zip(axes[0], datasets):
+        for (b, proj), g in runs[runs.dataset == dataset].groupby(["b", "projection"]):
+            ax.errorbar(g.sigma, g.unlearned_mean, yerr=g.unlearned_std, marker="o", capsize=3,
+                        label=f"b={b} proj={'on' if proj else 'off'}")
+            ax.plot(g.sigma, g.retrained_mean, linestyle="--", color=ax.lines[-1].get_color())
+        ax.set(xscale="log", xlabel="sigma", ylabel="test accuracy", title=f"Figure 3c: {dataset} (dashed: retrain)")
+        ax.legend(fontsize=7)
+    _save(fig, out / "fig3c.png")
+
+    chosen = f3d[f3d.variant == VARIANT_LABEL["code_b"]]
+    fig, axes = plt.subplots(1, len(accounts), figsize=(5 * len(accounts), 4), squeeze=False)
+    for ax, a in zip(axes[0], accounts):
+        sns.barplot(chosen[chosen.dataset == a["dataset"]], x="sigma", y="total", hue="b", ax=ax)
+        ax.set(yscale="log", ylabel="accumulated epochs", title=f"Figure 3d: {a['dataset']} (variant B)")
+    _save(fig, out / "fig3d.png")
+
+
+def _save(fig, path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=110, metadata={"Software": None})
+    plt.close(fig)
+
+
+def _markdown(df: pd.DataFrame, columns: list[str]) -> str:
+    if df.empty:
+        return "(nothing to show)\n"
+    return df[[c for c in columns if c in df.columns]].to_markdown(index=False, floatfmt=".6g") + "\n"
+
+
+def _timing_lines(timings: list[dict], runs: list[dict]) -> list[str]:
+    lines = []
+    for t, run in zip(timings, runs):
+        s = t["seconds"]
+        figure = "Figure 3c" if "requests" in run else "Figure 3a"
+        lines.append(f"- {run['dataset']} ({figure}, {t['rows']} rows in one matrix, {t['threads']} threads): "
+                     + ", ".join(f"{k} {v:.2f} s" for k, v in sorted(s.items())))
+    return lines
+
+
+def write_report(params: dict, accounting: list[str], fig3a_files: list[str], fig3c_files: list[str],
+                 timings: list[str], missing: dict[str, str], out_dir: str) -> None:
+    from ..config import section_config
+
+    cfg = section_config(params, "sglu")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    accounts = _load(accounting)
+    runs_a, runs_c = _load(fig3a_files), _load(fig3c_files)
+    t3, f3b, f3d = table3(accounts), fig3b(accounts), fig3d(accounts)
+    f3a, f3c = fig3a(runs_a, missing), fig3c(runs_c, missing)
+    cl = claims(f3a, f3c)
+    for name, df in (("table3", t3), ("fig3a", f3a), ("fig3b", f3b), ("fig3c", f3c), ("fig3d", f3d), ("claims", cl)):
+        with atomic_path(out / f"{name}.csv") as tmp:
+            df.to_csv(tmp, index=False, float_format="%.6g")
+    _plots(f3a, accounts, f3c, f3d, out)
+    variant = VARIANT_LABEL[cfg["accounting"]]
+    timing_files = _load(timings)
+    lines = [
+        f"# SGLU (Chien et al., 2024): scale `{params['scale']}`", "",
+        f"Binary L2-regularised logistic regression (lambda = {cfg['lam_per_n']:g} n, M = {cfg['clip']:g}, "
+        f"R = {cfg['radius']:g}), eta = 1/L, delta = 1/n; {cfg['trials']} trials per cell; runs certified with "
+        f"variant {variant}. Table 3 and Figures 3b/3d are accounting only and run in full for every dataset "
+        "(MNIST and CIFAR-10 from the paper's n); Figures 3a/3c train on the datasets on disk.", "",
+        "## Table 3: sigma for K = 1 epoch (Theorem 3.2, Table 2's burn-in)", "",
+        _markdown(t3, ["dataset", "b", "epsilon", "sigma", "sigma_truncated", "paper_sigma", "status"]),
+        "## Figure 3a: accuracy after one removal against epsilon", "", "![figure 3a](fig3a.png)", "",
+        _markdown(f3a[f3a["mean"].notna()], ["dataset", "method", "epsilon", "sigma", "mean", "std", "trials",
+                                             "status"]),
+        "## Figure 3b: accumulated epochs, 100 sequential removals (epsilon = 1, sigma = 0.03)", "",
+        "![figure 3b](fig3b.png)", "",
+        _markdown(f3b, ["dataset", "method", "variant", "total", "first_K", "last_K", "ratio_to_d2d_pct",
+                        "paper_total", "status"]),
+        "## Figure 3c: accuracy after 100 removals against sigma (epsilon = 0.01)", "", "![figure 3c](fig3c.png)", "",
+        _markdown(f3c[f3c.get("unlearned_mean", pd.Series(dtype=float)).notna()] if "unlearned_mean" in f3c
+                  else f3c.iloc[:0], ["dataset", "b", "sigma", "projection", "epochs", "unlearned_mean",
+                                      "unlearned_std", "retrained_mean", "retrained_std", "gap", "trials"]),
+        "## Figure 3d: accumulated epochs for 100 requests (epsilon = 0.01)", "", "![figure 3d](fig3d.png)", "",
+        _markdown(f3d, ["dataset", "b", "sigma", "variant", "total", "first_K", "paper_total", "status"]),
+        "## The paper's claims on the data we have", "", _markdown(cl, ["dataset", "claim", "status", "detail"]),
+        "## Wall time (vectorised trials)", "", *_timing_lines(timing_files, [*runs_a, *runs_c]), "",
+        "## Choices where the paper is silent or inconsistent (specs/sglu.md section 7)", "", *CHOICES, "",
+    ]
+    if missing:
+        lines += ["## Datasets not trained here (accounting only; their accuracy cells show as missing)", ""]
+        lines += [f"- {d}: {reason}" for d, reason in missing.items()] + [""]
+    with atomic_path(out / "index.md") as tmp:
+        Path(tmp).write_text("\n".join(lines))
