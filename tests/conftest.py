@@ -35,6 +35,16 @@ def tiny_params(params: dict) -> dict:
     pdudt["eval"]["mia_samples"] = 30
     pdudt["mia"].update(shadow_models=2, shadow_epochs=2, repetitions=5, max_samples=20)
     pdudt["timing"]["repeats"] = 2
+    sglu = params["sglu"]
+    sglu.update(datasets=["synthetic", "mnist"], truncate_to=16, trials=2, partitions=None, quick={}, paper={},
+                burn_in={"32": 10, "full": 60}, lam_per_n=2.5e-4, radius=10.0)  # n = 400: m = 0.1, c = 0.71
+    sglu["pairs"]["synthetic"], sglu["extractors"]["synthetic"] = [0, 1], "pixels"
+    sglu["table3"].update(epsilons=[0.5, 5], batch_sizes=[32, "full"])
+    sglu["fig3a"].update(epsilons=[0.5, 5], batch_sizes=[32, "full"], d2d_steps=[1])
+    sglu["fig3b"].update(requests=4, batch_sizes=[32, "full"], lu_group_sizes=[2])
+    sglu["fig3d"].update(sigmas=[0.5, 1.0], batch_sizes=[32, "full"], requests=3)
+    sglu["fig3c"].update(sigmas=[0.5, 1.0], batch_sizes=[32, "full"], projection=[True, False], trials=None)
+    sglu["baselines"].update(d2d_burn_in=30, lu_burn_in=30)
     return params
 
 

@@ -29,6 +29,8 @@ def deterministic_files(workdir: Path) -> dict[str, bytes]:
     files.append(workdir / "reports" / "spine" / "metrics.csv")
     files += [workdir / "reports" / "pdudt" / f"{name}.csv" for name in ("table3", "figure1", "figure2", "subsequent",
                                                                               "gaps")]
+    files += [workdir / "reports" / "sglu" / f"{name}.csv" for name in ("table3", "fig3a", "fig3b", "fig3c", "fig3d",
+                                                                             "claims")]
     return {str(f.relative_to(workdir)): f.read_bytes() for f in files}
 
 
@@ -49,6 +51,21 @@ def test_end_to_end_writes_the_report(two_runs):
     assert (a / "reports" / "index.html").read_text().startswith("<!doctype html>")
     assert (a / "reports" / "figures" / "spine.png").stat().st_size > 1000
     assert (a / "artifacts" / "spine" / "pretrain" / "history" / "grads.npy").is_file()
+
+
+def test_end_to_end_runs_sglu(two_runs):
+    a, _ = two_runs
+    report = (a / "reports" / "sglu" / "index.md").read_text()
+    for heading in ("Table 3", "Figure 3a", "Figure 3b", "Figure 3c", "Figure 3d"):
+        assert f"## {heading}" in report
+    for dataset in ("synthetic", "mnist"):  # mnist: accounting only, from the paper's n
+        assert (a / "results" / "sglu" / dataset / "accounting.json").is_file()
+    run = json.loads((a / "results" / "sglu" / "synthetic" / "fig3a.json").read_text())
+    assert {r["method"] for r in run["rows"]} == {"sglu", "lu", "d2d"}
+    assert all(0 <= r["mean"] <= 1 and r["trials"] == 2 for r in run["rows"])
+    cells = json.loads((a / "results" / "sglu" / "synthetic" / "fig3c.json").read_text())["rows"]
+    assert len(cells) == 2 * 2 * 2  # b x sigma x projection
+    assert not (a / "results" / "sglu" / "mnist" / "fig3a.json").exists()
 
 
 def test_end_to_end_runs_pdudt(two_runs):

@@ -1,7 +1,7 @@
 """Regression of the reported numbers: the quick scale on real Fashion-MNIST, against golden files.
 
 The suite re-runs the whole workflow with the shipped params.yaml (scale quick) in a scratch
-directory and compares every number in tests/regression/spine_quick.json within its tolerance.
+directory and compares every number in tests/regression/{spine,pdudt,sglu}_quick.json within its tolerance.
 To update the golden file on purpose (a change that is meant to move the numbers):
 
     UPDATE_GOLDEN=1 .venv/bin/pytest tests/test_regression.py
@@ -34,6 +34,10 @@ TOLERANCE = {  # absolute; accuracies move by one test sample = 1e-4, counts mus
     "test_accuracy": 0.01, "forget_accuracy": 0.01, "retain_accuracy": 0.01, "test_loss": 0.02,
     "mia_loss_threshold_auc": 0.02, "grad_evals": 0, "bytes_read": 0, "forget_samples": 0, "mia_samples": 0,
 }
+GOLDEN_SGLU = ROOT / "tests" / "regression" / "sglu_quick.json"
+SGLU_TOLERANCE = {  # accounting is exact (sigma to 1e-6 of itself, counts not at all); accuracies over 4 trials
+    "sigma": 1e-6, "total": 0, "mean": 0.02, "std": 0.02, "unlearned_mean": 0.02, "retrained_mean": 0.02,
+}
 RAW = ROOT / "data" / "raw" / "FashionMNIST" / "raw" / "train-images-idx3-ubyte"
 
 
@@ -64,6 +68,31 @@ def reported_pdudt(results_dir: Path) -> dict:
     return out
 
 
+def reported_sglu(results_dir: Path) -> dict:
+    """Every SGLU number: Table 3 sigmas, Figure 3b/3d totals, Figure 3a/3c accuracies, per dataset."""
+    out = {}
+    for folder in sorted(results_dir.iterdir()):
+        ds = folder.name
+        acc = json.loads((folder / "accounting.json").read_text())
+        out.update({f"{ds}.table3.b={r['b']}.eps={r['epsilon']}": {"sigma": r["sigma"]} for r in acc["table3"]})
+        b3 = acc["fig3b"]
+        out[f"{ds}.fig3b.d2d"] = {"total": sum(b3["d2d"])}
+        out.update({f"{ds}.fig3b.lu.S={S}": {"total": sum(ks)} for S, ks in b3["lu"].items()})
+        out.update({f"{ds}.fig3b.{v}.b={b}": {"total": sum(ks)}
+                    for v, per in b3["sglu"].items() for b, ks in per.items()})
+        out.update({f"{ds}.fig3d.{v}.b={b}.sigma={s}": {"total": sum(ks)} for v, per in acc["fig3d"].items()
+                    for b, per_s in per.items() for s, ks in per_s.items()})
+        if (folder / "fig3a.json").is_file():
+            for r in json.loads((folder / "fig3a.json").read_text())["rows"]:
+                out[f"{ds}.fig3a.{r['method']}.{r['model']}.b={r['b']}.eps={r['epsilon']}"] = {
+                    "mean": r["mean"], "std": r["std"]}
+            for r in json.loads((folder / "fig3c.json").read_text())["rows"]:
+                out[f"{ds}.fig3c.b={r['b']}.sigma={r['sigma']}.projection={r['projection']}"] = {
+                    "unlearned_mean": r["unlearned"]["mean"], "retrained_mean": r["retrained"]["mean"],
+                    "total": r["epochs"]}
+    return out
+
+
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory) -> Path:
     assert RAW.is_file(), f"{RAW} missing: run `bash scripts/bootstrap.sh` (it installs Fashion-MNIST)"
@@ -85,6 +114,10 @@ def quick_run(tmp_path_factory) -> Path:
                                             "variants": reported_pdudt(work / "results" / "pdudt_fashion_mnist")},
                                            indent=2, sort_keys=True) + "\n")
         shutil.copy(work / "reports" / "pdudt" / "index.md", GOLDEN_PDUDT.with_suffix(".md"))
+        GOLDEN_SGLU.write_text(json.dumps({"scale": "quick", "tolerance": SGLU_TOLERANCE,
+                                           "numbers": reported_sglu(work / "results" / "sglu")},
+                                          indent=2, sort_keys=True) + "\n")
+        shutil.copy(work / "reports" / "sglu" / "index.md", GOLDEN_SGLU.with_suffix(".md"))
     return work
 
 
@@ -103,6 +136,29 @@ def test_pdudt_quick_numbers_match_golden(quick_run):
              if (got[variant][key] is None) != (expected is None)
              or (expected is not None and abs(got[variant][key] - expected) > tolerance[key])]
     assert not moved, "numbers moved beyond tolerance:\n" + "\n".join(moved)
+
+
+def test_sglu_quick_numbers_match_golden(quick_run):
+    golden = json.loads(GOLDEN_SGLU.read_text())["numbers"]
+    got = reported_sglu(quick_run / "results" / "sglu")
+    assert got.keys() == golden.keys()
+    moved = [f"{cell}.{key}: {got[cell][key]} (golden {expected}, tolerance {SGLU_TOLERANCE[key]})"
+             for cell, numbers in golden.items() for key, expected in numbers.items()
+             if abs(got[cell][key] - expected) > SGLU_TOLERANCE[key]]
+    assert not moved, "numbers moved beyond tolerance:\n" + "\n".join(moved)
+
+
+def test_sglu_quick_scale_reproduces_the_papers_accounting(quick_run):
+    """Issue 4's acceptance, read from the report the quick scale builds: Table 3, Figures 3b and 3d."""
+    import pandas as pd
+
+    report = quick_run / "reports" / "sglu"
+    table3 = pd.read_csv(report / "table3.csv")
+    assert (table3[table3.dataset.isin(["mnist", "cifar10"])].status == "within").sum() == 24
+    for name, expected in (("fig3b", 8), ("fig3d", 40)):
+        table = pd.read_csv(report / f"{name}.csv")
+        compared = table[table.paper_total.notna() & (table.status.isin(["within", "outside"]))]
+        assert len(compared) == expected and (compared.status == "within").all(), compared
 
 
 def test_quick_scale_numbers_match_golden(quick_numbers):

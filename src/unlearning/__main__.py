@@ -37,6 +37,24 @@ def _parser() -> argparse.ArgumentParser:
     target = c.add_mutually_exclusive_group(required=True)
     target.add_argument("--epsilon", type=float, help="privacy budget: print the sigma it needs")
     target.add_argument("--sigma", type=float, help="noise scale: print the epsilon it achieves")
+    c = sub.add_parser("sglu-certify", help="SGLU: the sigma for (epsilon, delta, K), or the least K for a sigma",
+                       description="Logistic-regression constants L = 1/4 + lambda, m = lambda = lam-per-n n unless "
+                       "--L and --m are given; eta = 1/L. With --burn-in T the bound is Theorem 3.2 (finite burn-in, "
+                       "Table 3's), else Corollary 3.8 (converged learning) under --variant. Does not read params.yaml.")
+    c.add_argument("--n", type=int, required=True, help="training points (after dropping the last n mod b)")
+    c.add_argument("--b", required=True, help="batch size, or 'full'")
+    c.add_argument("--epsilon", type=float, required=True)
+    c.add_argument("--delta", type=float, help="default 1/n")
+    c.add_argument("--lam-per-n", type=float, default=1e-6)
+    c.add_argument("--L", type=float, help="smoothness (with --m, instead of --lam-per-n)")
+    c.add_argument("--m", type=float, help="strong convexity (with --L)")
+    c.add_argument("--M", type=float, default=1.0, help="gradient clip norm")
+    c.add_argument("--R", type=float, default=100.0, help="projection radius")
+    c.add_argument("--burn-in", type=int, help="T epochs: use Theorem 3.2 (else Corollary 3.8)")
+    c.add_argument("--variant", default="paper", help="paper (A) | code_b (B) | code_c (C), for Corollary 3.8")
+    target = c.add_mutually_exclusive_group(required=True)
+    target.add_argument("--K", type=int, help="unlearning epochs: print the least sigma")
+    target.add_argument("--sigma", type=float, help="noise: print the least K")
     s = sub.add_parser("prepare", help="raw dataset -> processed uint8 tensors", parents=[common])
     s.add_argument("--dataset", required=True)
     s.add_argument("--out", required=True)
@@ -127,14 +145,34 @@ def certify(args) -> str:
     return f"d1 = {d1:.6g}  sigma = {args.sigma:g}  beta = {args.beta:g}  ->  epsilon = {eps:.6g}"
 
 
+def sglu_certify(args) -> str:
+    """SGLU sections 2.3-2.4: Algorithm 4's sigma for K epochs, or the least K for sigma, and the epsilon achieved."""
+    from .privacy import sglu as acc
+
+    b = args.n if args.b == "full" else int(args.b)
+    if (args.L is None) != (args.m is None):
+        raise ValueError("sglu-certify: give both --L and --m, or neither (then lambda = --lam-per-n x n)")
+    k = (acc.logistic_constants(args.n, b, args.lam_per_n, args.M, args.R) if args.L is None
+         else acc.Constants(n=args.n, b=b, L=args.L, m=args.m, M=args.M, R=args.R))
+    delta = args.delta if args.delta is not None else 1 / args.n
+    variant = acc.variant_name(args.variant)
+    if args.K is not None:
+        cert = acc.certify_sigma(k, args.epsilon, delta, args.K, args.burn_in, variant)
+    else:
+        cert = acc.certify_k(k, args.sigma, args.epsilon, delta, args.burn_in, variant)
+    bound = "Theorem 3.2" if args.burn_in is not None else f"Corollary 3.8, variant {variant}"
+    return (f"n = {args.n}  b = {b}  L = {k.L:.6g}  m = {k.m:.6g}  eta = {k.step:.6g}  delta = {delta:.6g}  ({bound})"
+            f"  ->  sigma = {cert.sigma:.6g}  K = {cert.K}  epsilon achieved = {cert.epsilon:.6g}")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     args.params = getattr(args, "params", "params.yaml")
     args.threads = getattr(args, "threads", None)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    if args.step == "certify":
+    if args.step in ("certify", "sglu-certify"):
         try:
-            print(certify(args))
+            print(certify(args) if args.step == "certify" else sglu_certify(args))
         except ValueError as err:
             print(f"error: {err}", file=sys.stderr)
             return 2

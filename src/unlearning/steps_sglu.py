@@ -22,7 +22,7 @@ from pathlib import Path
 
 import torch
 
-from .config import section_config
+from .config import ParamsError, section_config
 from .data.binary import binary_features, resnet18_cache_file
 from .data.datasets import missing_reason as raw_missing_reason
 from .files import load_metadata, load_tensors, read_json, save_tensors, write_json
@@ -124,6 +124,11 @@ def accounting(cfg: dict, dataset: str, n: int, d: int, x: torch.Tensor | None) 
     out["fig3d"] = {v: {str(b): {str(s): acc.sequential_k(_constants(cfg, n, b), s, f3d["epsilon"], delta,
                                                          f3d["requests"], v)
                                  for s in f3d["sigmas"]} for b in f3d["batch_sizes"]} for v in acc.VARIANTS}
+    for row in out["table3"] + out["fig3a_sglu"]:
+        if row["sigma"] >= acc.SIGMA_BRACKET[1] - 1e-6:
+            raise ParamsError(f"sglu: no sigma <= {acc.SIGMA_BRACKET[1]:g} certifies epsilon {row['epsilon']} with one "
+                              f"epoch at b = {row['b']}, T = {row['T']}, n = {n} (Algorithm 4's bracket); valid: a "
+                              "larger sglu.lam_per_n, burn_in or n")
     return out
 
 

@@ -18,6 +18,7 @@ def tiny_config() -> dict:
     params = tiny_params(yaml.safe_load((ROOT / "params.yaml").read_text()))
     params["spine"]["paper"] = {}
     params["pdudt"]["paper"] = {}
+    params["sglu"]["paper"] = {}
     return params
 
 
