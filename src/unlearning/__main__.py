@@ -40,7 +40,8 @@ def _parser() -> argparse.ArgumentParser:
     c = sub.add_parser("sglu-certify", help="SGLU: the sigma for (epsilon, delta, K), or the least K for a sigma",
                        description="Logistic-regression constants L = 1/4 + lambda, m = lambda = lam-per-n n unless "
                        "--L and --m are given; eta = 1/L. With --burn-in T the bound is Theorem 3.2 (finite burn-in, "
-                       "Table 3's), else Corollary 3.8 (converged learning) under --variant. Does not read params.yaml.")
+                       "Table 3's), else Corollary 3.8 (converged learning) under --variant. "
+                       "Does not read params.yaml.")
     c.add_argument("--n", type=int, required=True, help="training points (after dropping the last n mod b)")
     c.add_argument("--b", required=True, help="batch size, or 'full'")
     c.add_argument("--epsilon", type=float, required=True)
