@@ -245,10 +245,16 @@ def sigma_for_budget(k: Constants, eps_target: float, delta: float, K_hat: int =
     bound falls with K, "least K <= K_hat" is tested as "epsilon(K_hat) <= target".
     """
     T = burn_in(k) if T is None else T
+    return bisect_sigma(lambda sigma: thm32_epsilon(k, sigma, K_hat, T, delta, alpha) <= eps_target, bracket, tol)
+
+
+def bisect_sigma(enough: Callable[[float], bool], bracket: tuple[float, float] = SIGMA_BRACKET,
+                 tol: float = SIGMA_TOL) -> float:
+    """Algorithm 4's bisection: the upper end of the bracket around the least sigma that is `enough`."""
     lo, hi = bracket
     while hi - lo > tol:
         mid = (lo + hi) / 2
-        if thm32_epsilon(k, mid, K_hat, T, delta, alpha) <= eps_target:
+        if enough(mid):
             hi = mid
         else:
             lo = mid
@@ -326,13 +332,7 @@ def certificate_epsilon(k: Constants, sigma: float, K: int, delta: float, T: int
 def certify_sigma(k: Constants, eps: float, delta: float, K: int = 1, T: int | None = None,
                   variant: str = "paper") -> Certificate:
     """Given epsilon, delta and K: the least sigma (Algorithm 4's bisection) and the epsilon it achieves."""
-    lo, hi = SIGMA_BRACKET
-    while hi - lo > SIGMA_TOL:
-        mid = (lo + hi) / 2
-        if certificate_epsilon(k, mid, K, delta, T, variant) <= eps:
-            hi = mid
-        else:
-            lo = mid
+    hi = bisect_sigma(lambda sigma: certificate_epsilon(k, sigma, K, delta, T, variant) <= eps)
     return Certificate(hi, K, certificate_epsilon(k, hi, K, delta, T, variant), delta, _bound(T))
 
 
