@@ -45,8 +45,9 @@ CHOICES = [
     "- Baselines: D2D (Theorem L.1, internal state, I = 1 and 5 steps) and LU (Theorems M.1 + M.2, K = 1) with "
     "`baselines.constants: data` = L from the data's largest eigenvalue, as the published runs (spec 4.6); MNIST "
     "and CIFAR-10's accounting uses spec 4.6's published constants. Both clip as SGLU (eq. 72; 7-12).",
-    "- The Fashion-MNIST stand-in: Dress (+1) vs Coat (-1), the pair whose noiseless accuracy under the paper's "
-    "model (0.907 at n = 11776) is closest to MNIST 3-vs-8's 0.91 among all 45 pairs; n = 11776 = 23 x 512.",
+    "- The Fashion-MNIST stand-in (sglu.pairs.fashion_mnist): the default, Dress (3, +1) vs Coat (4, -1), is the "
+    "pair whose noiseless accuracy under the paper's model (0.907 at n = 11776 = 23 x 512) is closest to MNIST "
+    "3-vs-8's 0.91 among all 45 pairs (`data.binary.rank_pairs`).",
 ]
 
 
