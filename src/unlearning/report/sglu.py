@@ -67,6 +67,22 @@ def _missing_status(dataset: str, missing: dict[str, str]) -> str:
     return f"missing: {missing[dataset]}" if dataset in missing else "stand-in: no paper value (see claims)"
 
 
+def _count_status(total: int, paper: pd.DataFrame, variant: str) -> dict:
+    """Paper total and status of an accumulated-epoch count: exact equality, judged only against the variant
+    that produced the published number (an empty variant: a baseline's own theorem)."""
+    if paper.empty:
+        return {"paper_total": None, "status": "no paper value"}
+    expected, produced_by = int(paper.total.iloc[0]), paper.variant.iloc[0]
+    if produced_by and produced_by != variant:
+        return {"paper_total": expected, "status": f"published with {VARIANT_LABEL[produced_by]}"}
+    return {"paper_total": expected, "status": "within" if total == expected else "outside"}
+
+
+def _trained_cells(f3c: pd.DataFrame) -> pd.DataFrame:
+    """Figure 3c's rows that we computed (not the missing datasets' paper rows)."""
+    return f3c[f3c["unlearned_mean"].notna()] if "unlearned_mean" in f3c else f3c.iloc[:0]
+
+
 def table3(accounts: list[dict]) -> pd.DataFrame:
     ref = _reference("table3")
     rows = []
@@ -94,19 +110,9 @@ def fig3b(accounts: list[dict]) -> pd.DataFrame:
         entries += [(f"sglu b={b}", v, ks) for v, per_b in a["fig3b"]["sglu"].items() for b, ks in per_b.items()]
         for method, variant, ks in entries:
             paper = ref[(ref.dataset == a["dataset"]) & (ref.method == method)]
-            row = {"dataset": a["dataset"], "method": method, "variant": VARIANT_LABEL.get(variant, "theorem"),
-                   "total": sum(ks), "first_K": " ".join(map(str, ks[:6])), "last_K": ks[-1],
-                   "ratio_to_d2d_pct": round(100 * sum(ks) / d2d, 2)}
-            if paper.empty:
-                row |= {"paper_total": None, "status": "no paper value"}
-            else:
-                p, produced_by = int(paper.total.iloc[0]), paper.variant.iloc[0]
-                row["paper_total"] = p
-                if produced_by and produced_by != variant:
-                    row["status"] = f"published with {VARIANT_LABEL[produced_by]}"
-                else:
-                    row["status"] = "within" if sum(ks) == p else "outside"
-            rows.append(row)
+            rows.append({"dataset": a["dataset"], "method": method, "variant": VARIANT_LABEL.get(variant, "theorem"),
+                         "total": sum(ks), "first_K": " ".join(map(str, ks[:6])), "last_K": ks[-1],
+                         "ratio_to_d2d_pct": round(100 * sum(ks) / d2d, 2), **_count_status(sum(ks), paper, variant)})
     return pd.DataFrame(rows)
 
 
@@ -118,16 +124,9 @@ def fig3d(accounts: list[dict]) -> pd.DataFrame:
             for b, per_sigma in per_b.items():
                 for sigma, ks in per_sigma.items():
                     paper = ref[(ref.dataset == a["dataset"]) & (ref.b == b) & (ref.sigma == float(sigma))]
-                    row = {"dataset": a["dataset"], "b": b, "sigma": float(sigma), "variant": VARIANT_LABEL[variant],
-                           "total": sum(ks), "first_K": " ".join(map(str, ks[:4]))}
-                    if paper.empty:
-                        row |= {"paper_total": None, "status": "no paper value"}
-                    else:
-                        row["paper_total"] = int(paper.total.iloc[0])
-                        row["status"] = (("within" if sum(ks) == row["paper_total"] else "outside")
-                                         if variant == paper.variant.iloc[0]
-                                         else f"published with {VARIANT_LABEL[paper.variant.iloc[0]]}")
-                    rows.append(row)
+                    rows.append({"dataset": a["dataset"], "b": b, "sigma": float(sigma),
+                                 "variant": VARIANT_LABEL[variant], "total": sum(ks),
+                                 "first_K": " ".join(map(str, ks[:4])), **_count_status(sum(ks), paper, variant)})
     return pd.DataFrame(rows)
 
 
@@ -250,7 +249,7 @@ def _plots(f3a: pd.DataFrame, accounts: list[dict], f3c: pd.DataFrame, f3d: pd.D
         ax.legend(fontsize=7)
     _save(fig, out / "fig3b.png")
 
-    runs = f3c[f3c.get("unlearned_mean", pd.Series(dtype=float)).notna()] if "unlearned_mean" in f3c else f3c.iloc[:0]
+    runs = _trained_cells(f3c)
     datasets = sorted(runs.dataset.unique()) or ["(none)"]
     fig, axes = plt.subplots(1, len(datasets), figsize=(6 * len(datasets), 4), squeeze=False)
     for ax, dataset in zip(axes[0], datasets):
@@ -329,9 +328,8 @@ def write_report(params: dict, accounting: list[str], fig3a_files: list[str], fi
         _markdown(f3b, ["dataset", "method", "variant", "total", "first_K", "last_K", "ratio_to_d2d_pct",
                         "paper_total", "status"]),
         "## Figure 3c: accuracy after 100 removals against sigma (epsilon = 0.01)", "", "![figure 3c](fig3c.png)", "",
-        _markdown(f3c[f3c.get("unlearned_mean", pd.Series(dtype=float)).notna()] if "unlearned_mean" in f3c
-                  else f3c.iloc[:0], ["dataset", "b", "sigma", "projection", "epochs", "unlearned_mean",
-                                      "unlearned_std", "retrained_mean", "retrained_std", "gap", "trials"]),
+        _markdown(_trained_cells(f3c), ["dataset", "b", "sigma", "projection", "epochs", "unlearned_mean",
+                                        "unlearned_std", "retrained_mean", "retrained_std", "gap", "trials"]),
         "## Figure 3d: accumulated epochs for 100 requests (epsilon = 0.01)", "", "![figure 3d](fig3d.png)", "",
         _markdown(f3d, ["dataset", "b", "sigma", "variant", "total", "first_K", "paper_total", "status"]),
         "## The paper's claims on the data we have", "", _markdown(cl, ["dataset", "claim", "status", "detail"]),
