@@ -1,9 +1,22 @@
 #!/usr/bin/env bash
-# Sets up everything a fresh clone needs: .venv with the package (torch>=2.14 and the matching
-# torchvision from PyPI, Snakemake, DVC, pytest) and the Fashion-MNIST files. Safe to re-run.
+# Sets up everything a fresh clone needs: .venv with the exact, hash-checked versions in
+# requirements/lock.txt (torch 2.14.1, torchvision 0.29.1, Snakemake, DVC, pytest, ruff, hypothesis and
+# all their dependencies), this package on top of them (editable, no dependency resolution), and the
+# Fashion-MNIST files. Safe to re-run: an existing .venv is reused and brought back to the lock's versions.
+# The lock is for CPython 3.11 on Linux x86_64; PYTHON=/path/to/python3.11 picks the interpreter.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+lock=requirements/lock.txt
 python=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$python" -m venv .venv
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[test]"
+platform=$(.venv/bin/python -c 'import platform, sys; print(f"{sys.version_info[0]}.{sys.version_info[1]} {platform.system()} {platform.machine()}")')
+if [ "$platform" != "3.11 Linux x86_64" ]; then
+    echo "scripts/bootstrap.sh: $lock is for Python 3.11 on Linux x86_64, .venv has Python $platform;" \
+         "remove .venv and re-run with PYTHON=python3.11, or refresh the lock for this platform (see its header)" >&2
+    exit 2
+fi
+pip=(.venv/bin/python -m pip --disable-pip-version-check)
+"${pip[@]}" install --quiet --require-hashes -r "$lock"
+"${pip[@]}" install --quiet --no-deps --no-build-isolation -e .
+"${pip[@]}" check
 bash scripts/get_data.sh
