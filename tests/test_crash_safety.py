@@ -33,8 +33,6 @@ import pytest
 
 from conftest import ROOT
 
-pytestmark = pytest.mark.slow
-
 SNAKEMAKE = os.path.join(os.path.dirname(sys.executable), "snakemake")
 PROFILE = ROOT / "workflow" / "profiles" / "default"
 SEED = 20261123
@@ -43,9 +41,10 @@ SEED = 20261123
 # continue, attack, evaluate): every kind of writer in 16 jobs. The whole DAG's determinism is
 # tests/test_pipeline.py's.
 TARGETS = ("reports/index.md", "results/pdudt_synthetic/pdudt.json")
-# (trigger, kill kind): each kind at least twice, two kills while a pretrain history is being written.
-PLAN = (("pretrain", "job"), ("pretrain", "session"), ("write", "snakemake"), ("write", "job"),
-        ("running", "session"), ("write", "session"), ("running", "snakemake"))
+# (trigger, kill kind): each kind at least twice; two kills while a pretrain writes its history, the others
+# at a drawn time after a job started (most land in its imports or its compute, some in its writes).
+PLAN = (("pretrain", "job"), ("pretrain", "session"), ("running", "snakemake"), ("running", "job"),
+        ("running", "session"), ("running", "job"), ("running", "snakemake"))
 RUN_TIMEOUT_S = 600  # one Snakemake invocation, generous for a loaded machine
 COMPARED_DIRS = ("data", "artifacts", "results")
 WALL_TIME_FILES = ("timing.csv", "table2.csv")  # reports/*: wall times, not deterministic
@@ -171,23 +170,20 @@ class Trial:
         return self.fired and bool(self.jobs_killed)
 
 
-def wait_for(trigger: str, workdir: Path, proc: subprocess.Popen, delay_s: float, deadline: float) -> bool:
-    """Block until the trigger holds (then sleep the drawn delay), or False if the run ended first."""
-    seen_job_at = None
+def wait_for(trigger: str, workdir: Path, proc: subprocess.Popen, delay_s: float, deadline: float) -> dict:
+    """Block until the trigger holds, sleep the drawn delay, and return the jobs running then; if none is,
+    wait for the trigger again. {} if the run ended first."""
     while time.monotonic() < deadline and proc.poll() is None:
-        if trigger == "pretrain" and pretrain_writing(workdir):
-            break
-        if trigger == "write" and temp_files(workdir):
-            break
-        if trigger == "running" and running_jobs(proc.pid):
-            seen_job_at = seen_job_at or time.monotonic()
-            if time.monotonic() - seen_job_at >= delay_s:
-                return proc.poll() is None
-        time.sleep(0.01)
-    else:
-        return False
-    time.sleep(delay_s)
-    return proc.poll() is None
+        if trigger == "pretrain" and not pretrain_writing(workdir):
+            time.sleep(0.01)
+            continue
+        if trigger == "running" and not running_jobs(proc.pid):
+            time.sleep(0.05)
+            continue
+        time.sleep(delay_s)
+        if proc.poll() is None and (jobs := running_jobs(proc.pid)):
+            return jobs
+    return {}
 
 
 def wait_gone(pids: list[int], timeout_s: float) -> None:
@@ -203,8 +199,8 @@ def killed_run(workdir: Path, trial: Trial) -> None:
     proc = subprocess.Popen(snakemake(workdir, *TARGETS), stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True)
     deadline = time.monotonic() + RUN_TIMEOUT_S
-    trial.fired = wait_for(trial.trigger, workdir, proc, trial.delay_s, deadline)
-    jobs = running_jobs(proc.pid) if trial.fired else {}
+    jobs = wait_for(trial.trigger, workdir, proc, trial.delay_s, deadline)
+    trial.fired = bool(jobs)
     trial.jobs_killed = sorted(jobs.values())
     if trial.fired and trial.kind == "job":
         for pid in jobs:
@@ -230,9 +226,10 @@ def complete_run(workdir: Path) -> subprocess.CompletedProcess:
     return subprocess.run(snakemake(workdir, *TARGETS), capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
 
 
+@pytest.mark.slow
 def test_killed_runs_rebuild_byte_identical_results(tmp_path):
     rng = random.Random(SEED)
-    trials = [Trial(trigger, kind, round(rng.uniform(0.0, 0.3) if trigger != "running" else rng.uniform(0.5, 4.0), 3))
+    trials = [Trial(trigger, kind, round(rng.uniform(0.0, 0.3) if trigger == "pretrain" else rng.uniform(0.5, 4.0), 3))
               for trigger, kind in PLAN]
     reference, crashed = tmp_path / "reference", tmp_path / "crashed"
     for workdir in (reference, crashed):
@@ -273,3 +270,40 @@ def test_killed_runs_rebuild_byte_identical_results(tmp_path):
             "results/spine/retrain.json", "reports/spine/metrics.csv"} <= expected.keys()
     assert got.keys() == expected.keys()
     assert [name for name in expected if got[name] != expected[name]] == []
+
+
+# --- the defects the killed runs showed, each fixed at its root ---
+
+KILLED_WRITER = """
+import os, signal, sys
+from unlearning.files import atomic_path
+with atomic_path(sys.argv[1]) as tmp:
+    tmp.write_text("half")
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_killed_write_leaves_only_a_temporary_that_the_next_write_removes(tmp_path):
+    from unlearning.files import write_json
+
+    target = tmp_path / "results" / "method.json"
+    write_json(tmp_path / "results" / "other.json", {"kept": True})
+    killed = subprocess.run([sys.executable, "-c", KILLED_WRITER, str(target)])
+    assert killed.returncode == -signal.SIGKILL
+    assert not target.exists() and len(temp_files(tmp_path)) == 1  # the temporary, never the result
+    write_json(target, {"done": True})
+    assert json.loads(target.read_text()) == {"done": True}
+    assert temp_files(tmp_path) == [] and (tmp_path / "results" / "other.json").is_file()
+
+
+def test_a_history_being_rewritten_does_not_look_done(tmp_path):
+    import torch
+
+    from unlearning.history import History, HistoryWriter
+
+    first = HistoryWriter(tmp_path / "h", 1, [0, 1], 3)
+    first.append(0, torch.ones(2, 3), {"W": torch.eye(2)})
+    first.close()
+    HistoryWriter(tmp_path / "h", 2, [0, 1], 3)  # a second run starts, then is killed before close()
+    with pytest.raises(FileNotFoundError, match="meta.json missing"):
+        History(tmp_path / "h")
