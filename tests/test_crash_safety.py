@@ -41,12 +41,14 @@ SEED = 20261123
 # continue, attack, evaluate): every kind of writer in 16 jobs. The whole DAG's determinism is
 # tests/test_pipeline.py's.
 TARGETS = ("reports/index.md", "results/pdudt_synthetic/pdudt.json")
-# (trigger, kill kind): each kind at least twice; two kills while a pretrain writes its history, the others
-# at a drawn time after a job started (most land in its imports or its compute, some in its writes).
-PLAN = (("pretrain", "job"), ("pretrain", "session"), ("running", "snakemake"), ("running", "job"),
-        ("running", "session"), ("running", "job"), ("running", "snakemake"))
+# (trigger, kill kind): each kind at least twice; two kills while a pretrain writes its history, the others a
+# drawn time after a job of the named step started, so that the kills spread over the DAG (most land in
+# its imports or compute, some in its writes; if that job has ended by then, whatever job runs is killed).
+PLAN = (("pretrain", "job"), ("pretrain", "session"), ("unlearn", "snakemake"), ("pdudt-variants", "job"),
+        ("pdudt-continue", "session"), ("evaluate", "job"), ("report", "snakemake"))
 RUN_TIMEOUT_S = 600  # one Snakemake invocation, generous for a loaded machine
 COMPARED_DIRS = ("data", "artifacts", "results")
+SNAKEMAKE_MARKER = ".snakemake_timestamp"  # Snakemake's empty marker in a directory output
 WALL_TIME_FILES = ("timing.csv", "table2.csv")  # reports/*: wall times, not deterministic
 
 
@@ -126,7 +128,8 @@ def pretrain_writing(workdir: Path) -> bool:
 def deterministic_files(workdir: Path) -> dict[str, bytes]:
     files = [f for d in COMPARED_DIRS for f in sorted((workdir / d).rglob("*")) if f.is_file()]
     files += [f for f in sorted((workdir / "reports").rglob("*.csv")) if f.name not in WALL_TIME_FILES]
-    return {str(f.relative_to(workdir)): f.read_bytes() for f in files if "raw" not in f.parts}
+    return {str(f.relative_to(workdir)): f.read_bytes() for f in files
+            if "raw" not in f.parts and f.name != SNAKEMAKE_MARKER}
 
 
 def unreadable(path: Path) -> str | None:
@@ -171,14 +174,15 @@ class Trial:
 
 
 def wait_for(trigger: str, workdir: Path, proc: subprocess.Popen, delay_s: float, deadline: float) -> dict:
-    """Block until the trigger holds, sleep the drawn delay, and return the jobs running then; if none is,
-    wait for the trigger again. {} if the run ended first."""
+    """Block until the trigger holds (a pretrain history being written, or a job of the named step running),
+    sleep the drawn delay, and return the jobs running then; if none is, wait for the trigger again.
+    {} if the run ended first."""
     while time.monotonic() < deadline and proc.poll() is None:
         if trigger == "pretrain" and not pretrain_writing(workdir):
             time.sleep(0.01)
             continue
-        if trigger == "running" and not running_jobs(proc.pid):
-            time.sleep(0.05)
+        if trigger != "pretrain" and trigger not in running_jobs(proc.pid).values():
+            time.sleep(0.02)
             continue
         time.sleep(delay_s)
         if proc.poll() is None and (jobs := running_jobs(proc.pid)):
@@ -229,7 +233,7 @@ def complete_run(workdir: Path) -> subprocess.CompletedProcess:
 @pytest.mark.slow
 def test_killed_runs_rebuild_byte_identical_results(tmp_path):
     rng = random.Random(SEED)
-    trials = [Trial(trigger, kind, round(rng.uniform(0.0, 0.3) if trigger == "pretrain" else rng.uniform(0.5, 4.0), 3))
+    trials = [Trial(trigger, kind, round(rng.uniform(0.0, 0.3) if trigger == "pretrain" else rng.uniform(0.2, 2.0), 3))
               for trigger, kind in PLAN]
     reference, crashed = tmp_path / "reference", tmp_path / "crashed"
     for workdir in (reference, crashed):
@@ -254,7 +258,8 @@ def test_killed_runs_rebuild_byte_identical_results(tmp_path):
     # nothing half-written: no temporary file, every file reads back whole, Snakemake marks nothing incomplete
     assert temp_files(crashed) == []
     broken = {str(f.relative_to(crashed)): why for d in ("data", "artifacts", "results", "reports", "timings")
-              for f in (crashed / d).rglob("*") if f.is_file() and (why := unreadable(f))}
+              for f in (crashed / d).rglob("*")
+              if f.is_file() and f.name != SNAKEMAKE_MARKER and (why := unreadable(f))}
     assert broken == {}
     incomplete = crashed / ".snakemake" / "incomplete"
     assert not incomplete.exists() or not any(incomplete.iterdir())
