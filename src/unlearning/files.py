@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import tempfile
@@ -14,9 +15,13 @@ from safetensors.torch import load_file, save_file
 
 @contextmanager
 def atomic_path(path: str | Path):
-    """Yield a temporary path beside `path`; rename it onto `path` only if the block succeeds."""
+    """Yield a temporary path beside `path`; rename it onto `path` only if the block succeeds.
+    A writer killed mid-block (SIGKILL, power loss) leaves its temporary behind; the next write of the
+    same path removes it (one writer per path, as Snakemake's lock ensures)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    for stale in glob.glob(os.path.join(glob.escape(str(path.parent)), f".{glob.escape(path.name)}.*.tmp")):
+        Path(stale).unlink(missing_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     try:

@@ -21,6 +21,7 @@ class HistoryWriter:
     def __init__(self, directory: str | Path, rounds: int, clients: list[int], dim: int, dtype: str = "float16"):
         self.dir = Path(directory)
         self.dir.mkdir(parents=True, exist_ok=True)
+        (self.dir / "meta.json").unlink(missing_ok=True)  # a rewrite killed midway must not look done
         self.clients, self.rounds, self.dtype = list(clients), rounds, dtype
         self._tmp = self.dir / ".grads.npy.tmp"
         self._grads = np.lib.format.open_memmap(self._tmp, mode="w+", dtype=dtype, shape=(rounds, len(clients), dim))
