@@ -34,7 +34,7 @@ export SLURM_CONF=$CONF
 die() { echo "slurm_local.sh: $*" >&2; exit 1; }
 
 alive() {  # alive PIDFILE: the process named in the pid file runs
-    [[ -s $1 ]] && kill -0 "$(cat "$1")" 2>/dev/null
+    [[ -s $1 ]] && [[ -d /proc/$(cat "$1") ]]  # readable by any user, unlike kill -0
 }
 
 node_state() {
@@ -157,7 +157,7 @@ start() {
         return 0
     fi
     mkdir -p "$DIR"/{etc,munge,state,spool,run,log}
-    chmod 700 "$DIR/munge"
+    chmod 755 "$DIR/munge"  # the socket is for every local user; the key stays 0600
     alive "$DIR/run/slurmctld.pid" || write_config  # a running controller keeps the config it read
     start_munge
     alive "$DIR/run/slurmctld.pid" || slurmctld -f "$CONF" 9>&- || die "slurmctld did not start; see $DIR/log/slurmctld.log"

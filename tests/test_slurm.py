@@ -73,13 +73,23 @@ def start_workflow(workdir: Path, extra: list[str], env: dict) -> subprocess.Pop
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
 
-def finish(proc: subprocess.Popen, deadline: float) -> int:
+def finish(proc: subprocess.Popen, seconds: float) -> int:
     try:
-        return proc.wait(timeout=max(1.0, deadline))
+        return proc.wait(timeout=max(1.0, seconds))
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGTERM)  # the Slurm executor cancels its jobs on SIGTERM
-        proc.wait(timeout=120)
+        stop_run(proc)
         raise
+
+
+def stop_run(proc: subprocess.Popen) -> None:
+    """SIGINT: Snakemake stops, and its Slurm executor cancels the jobs it submitted; SIGKILL if it hangs."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
 
 
 def deterministic_files(workdir: Path) -> dict[str, bytes]:
@@ -97,8 +107,7 @@ def test_tiny_workflow_on_slurm_matches_a_local_run(slurm_env, tmp_path):
         codes = [finish(p, TIMEOUT_S - (time.monotonic() - start)) for p in (cluster, local)]
     except subprocess.TimeoutExpired:
         for p in (cluster, local):
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGKILL)
+            stop_run(p)
         pytest.fail(f"the two tiny runs did not finish within {TIMEOUT_S} s (SLURM_TEST_TIMEOUT)")
     logs = {name: (tmp_path / name / "snakemake.log").read_text() for name in ("local", "slurm")}
     assert codes == [0, 0], f"exit codes (slurm, local) {codes}:\n{logs['slurm'][-3000:]}\n{logs['local'][-3000:]}"
