@@ -88,12 +88,13 @@ PlugStackConfig=$DIR/etc/plugstack.conf
 # No cgroups: works in containers and VMs; processes are tracked through /proc.
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/linux
+JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/filetxt
 JobCompLoc=$DIR/log/jobcomp.txt
 MinJobAge=86400
 MpiDefault=none
+MailProg=/bin/true
 ReturnToService=2
 SchedulerType=sched/backfill
 SelectType=select/cons_tres
