@@ -1,0 +1,134 @@
+"""The tiny workflow through a real Slurm (workflow/profiles/slurm): every job a Slurm job, results byte-identical
+to a local run.
+
+Where no cluster is up, the test starts the single-node one of scripts/slurm_local.sh (root; apt-get installs
+Slurm the first time) and stops it afterwards; a cluster it found running is left running. Elsewhere it is
+skipped with the reason (`pytest -rs` prints it). Deselect with `-m "not slurm"`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+pytestmark = [pytest.mark.slurm, pytest.mark.slow]
+
+SNAKEMAKE = os.path.join(os.path.dirname(sys.executable), "snakemake")
+SCRIPT = ROOT / "scripts" / "slurm_local.sh"
+PROFILE = ROOT / "workflow" / "profiles" / "slurm"
+TIMEOUT_S = int(os.environ.get("SLURM_TEST_TIMEOUT", "2700"))  # both runs; 42 min measured at load 25 on 2 cores
+
+
+def local_slurm(command: str, timeout: int = 60) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", str(SCRIPT), command], capture_output=True, text=True, timeout=timeout)
+
+
+def cannot_start_reason() -> str | None:
+    """Why scripts/slurm_local.sh cannot bring a cluster up here, or None when it can."""
+    if os.geteuid() != 0:
+        return "starting a local Slurm needs root (scripts/slurm_local.sh runs munged, slurmctld and slurmd)"
+    if not all(shutil.which(t) for t in ("slurmctld", "slurmd", "sbatch", "munged")) and not shutil.which("apt-get"):
+        return "Slurm is not installed and apt-get is not available to install it"
+    conf = Path("/etc/slurm/slurm.conf")
+    if conf.exists() and not conf.is_symlink():
+        return f"{conf} belongs to another Slurm cluster; scripts/slurm_local.sh leaves it alone"
+    return None
+
+
+@pytest.fixture(scope="module")
+def slurm_env():
+    """The environment for Slurm commands; brings the local cluster up when none is, and stops only that."""
+    was_up = local_slurm("status").returncode == 0
+    if not was_up:
+        if reason := cannot_start_reason():
+            pytest.skip(reason)
+        started = local_slurm("start", timeout=900)  # apt-get install the first time
+        if started.returncode != 0:
+            message = (started.stdout + started.stderr).strip()
+            if "apt-get" in message:
+                pytest.skip(f"could not install Slurm: {message}")
+            pytest.fail(f"scripts/slurm_local.sh did not start the cluster: {message}")
+    env = dict(os.environ)
+    env.update(line.removeprefix("export ").split("=", 1) for line in local_slurm("env").stdout.splitlines())
+    yield env
+    if not was_up:
+        local_slurm("stop")
+
+
+def start_workflow(workdir: Path, extra: list[str], env: dict) -> subprocess.Popen:
+    workdir.mkdir(parents=True)
+    shutil.copy(ROOT / "tests" / "config" / "tiny.yaml", workdir / "params.yaml")
+    log = open(workdir / "snakemake.log", "w")  # noqa: SIM115 - closed with the process
+    return subprocess.Popen([SNAKEMAKE, "-d", str(workdir), "-s", str(ROOT / "Snakefile"), *extra], env=env,
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def finish(proc: subprocess.Popen, seconds: float) -> int:
+    try:
+        return proc.wait(timeout=max(1.0, seconds))
+    except subprocess.TimeoutExpired:
+        stop_run(proc)
+        raise
+
+
+def stop_run(proc: subprocess.Popen) -> None:
+    """SIGINT: Snakemake stops, and its Slurm executor cancels the jobs it submitted; SIGKILL if it hangs."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def deterministic_files(workdir: Path) -> dict[str, bytes]:
+    """Every file under results/ and artifacts/ (models, histories, checkpoints, costs, metrics)."""
+    files = [f for d in ("results", "artifacts") for f in sorted((workdir / d).rglob("*")) if f.is_file()]
+    return {str(f.relative_to(workdir)): f.read_bytes() for f in files}
+
+
+def test_tiny_workflow_on_slurm_matches_a_local_run(slurm_env, tmp_path):
+    start = time.monotonic()
+    local = start_workflow(tmp_path / "local", ["--cores", "2"], slurm_env)
+    cluster = start_workflow(tmp_path / "slurm", ["--profile", str(PROFILE),
+                                                  "--slurm-init-seconds-before-status-checks", "5"], slurm_env)
+    try:
+        codes = [finish(p, TIMEOUT_S - (time.monotonic() - start)) for p in (cluster, local)]
+    except subprocess.TimeoutExpired:
+        for p in (cluster, local):
+            stop_run(p)
+        pytest.fail(f"the two tiny runs did not finish within {TIMEOUT_S} s (SLURM_TEST_TIMEOUT)")
+    logs = {name: (tmp_path / name / "snakemake.log").read_text() for name in ("local", "slurm")}
+    assert codes == [0, 0], f"exit codes (slurm, local) {codes}:\n{logs['slurm'][-3000:]}\n{logs['local'][-3000:]}"
+
+    # Every job but the target rule `all` went through Slurm and completed there: the job completion log,
+    # read by sacct, lists each under the run's job name.
+    submitted = set(re.findall(r"submitted with SLURM jobid (\d+)", logs["slurm"]))
+    jobs = int(re.search(r"^total\s+(\d+)$", logs["local"], re.MULTILINE).group(1))
+    assert len(submitted) == jobs - 1 > 30
+    run_id = re.search(r"SLURM run ID: (\S+)", logs["slurm"]).group(1)
+    sacct = subprocess.run(["sacct", "--completion", "--noheader", "--parsable2",
+                            "--format=JobID,JobName,Partition,AllocCPUS,Timelimit,State,ExitCode,Elapsed"],
+                           capture_output=True, text=True, env=slurm_env, timeout=60)
+    assert sacct.returncode == 0, sacct.stderr
+    rows = [line.split("|") for line in sacct.stdout.splitlines() if line.split("|")[1] == run_id]
+    print("\n".join("|".join(r) for r in rows))
+    assert {r[0] for r in rows} == submitted
+    assert {(r[5], r[6]) for r in rows} == {("COMPLETED", "0:0")}
+
+    a, b = deterministic_files(tmp_path / "local"), deterministic_files(tmp_path / "slurm")
+    assert len(a) > 50 and "results/spine/original.json" in a
+    assert sorted(a) == sorted(b)
+    differing = [name for name in a if a[name] != b[name]]
+    assert not differing, f"{len(differing)} of {len(a)} files differ between the local and the Slurm run: {differing}"
