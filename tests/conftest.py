@@ -1,17 +1,68 @@
-"""Shared fixtures: the repository root and a copy of params.yaml to edit."""
+"""Shared fixtures: the repository root, a copy of params.yaml to edit, and the device the suite runs on.
+
+`pytest --device {auto,cpu,cuda}` picks the default device (auto: CUDA when torch sees it). Tests that build
+an experiment run there (the `tiny` fixture's params carry it as `device`); a test that needs the CPU
+sets `device: cpu` in its own config. Tests marked `cuda` need a CUDA device and are skipped, with the reason,
+where there is none. On CUDA, exact comparisons hold under `torch.use_deterministic_algorithms(True)`, which
+cuBLAS honours only with CUBLAS_WORKSPACE_CONFIG set before CUDA starts: it is set here, at import, and
+subprocesses (the workflow tests) inherit it.
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-import pytest
-import yaml
+os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # before torch initialises CUDA
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+import yaml  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+DEVICES = ("auto", "cpu", "cuda")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--device", choices=DEVICES, default="auto",
+                     help="the device tests run on: auto (cuda if torch sees it, else cpu), cpu or cuda")
+
+
+def resolve_device(choice: str) -> torch.device:
+    if choice == "cuda" and not torch.cuda.is_available():
+        raise pytest.UsageError("--device cuda: torch sees no CUDA device; valid here: auto, cpu")
+    if choice == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(choice)
+
+
+def pytest_configure(config):
+    config.test_device = resolve_device(config.getoption("--device"))
+
+
+def pytest_report_header(config):
+    return f"test device: {config.test_device} (--device {config.getoption('--device')})"
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.test_device.type == "cuda":
+        return
+    reason = ("needs CUDA: torch sees no CUDA device" if not torch.cuda.is_available()
+              else "needs CUDA: the suite runs with --device cpu")
+    for item in items:
+        if "cuda" in item.keywords:
+            item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.fixture(scope="session")
+def device(pytestconfig) -> torch.device:
+    """The device tests run on (--device)."""
+    return pytestconfig.test_device
 
 
 @pytest.fixture
 def params() -> dict:
+    """params.yaml as shipped (device: auto)."""
     return yaml.safe_load((ROOT / "params.yaml").read_text())
 
 
@@ -49,14 +100,26 @@ def tiny_params(params: dict) -> dict:
 
 
 @pytest.fixture(scope="session")
-def tiny(tmp_path_factory):
-    """A synthetic experiment on disk: (params, features path, split path)."""
+def tiny(tmp_path_factory, device):
+    """A synthetic experiment on disk: (params, features path, split path); params' device is the test device."""
     from unlearning import steps
 
     base = yaml.safe_load((ROOT / "params.yaml").read_text())
     params = tiny_params(base)
+    params["device"] = device.type
     out = tmp_path_factory.mktemp("tiny")
     steps.step_prepare(params, "synthetic", str(out / "processed.safetensors"))
     steps.step_features(params, str(out / "processed.safetensors"), str(out / "features.safetensors"))
     steps.step_split(params, "spine", str(out / "features.safetensors"), str(out / "split.safetensors"))
     return params, str(out / "features.safetensors"), str(out / "split.safetensors")
+
+
+@pytest.fixture
+def no_tf32():
+    """Full float32 matrix products and convolutions on CUDA while a test runs: cuDNN rounds convolution inputs
+    to TF32 (10 mantissa bits) by default, which formula checks at float32 tolerances cannot absorb. Whether
+    TF32 may run the pipeline is the engine's option, measured there. No effect on the CPU."""
+    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    yield
+    torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved

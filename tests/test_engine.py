@@ -1,5 +1,6 @@
 """Decentralized SGD engine: both strategies agree, and each update matches its formula computed
-independently with an ordinary nn.Module, autograd and torch.optim.SGD."""
+independently with an ordinary nn.Module, autograd and torch.optim.SGD. The computations run on the test
+device (`--device`); minibatch orders come from CPU generators on every device, so they are the same."""
 
 from __future__ import annotations
 
@@ -27,20 +28,22 @@ from unlearning.train.dsgd import (
 from unlearning.train.flat import FlatSpec
 
 
-def toy_clients(sizes, shape=(1, 28, 28), seed=0):
+def toy_clients(sizes, shape=(1, 28, 28), seed=0, device="cpu"):
+    """Features on `device`; index lists on the CPU, where the minibatch orders are drawn."""
     gen = torch.Generator().manual_seed(seed)
     n = sum(sizes)
     x, y = torch.randn(n, *shape, generator=gen), torch.randint(0, 10, (n,), generator=gen)
     bounds = torch.tensor([0, *sizes]).cumsum(0)
     indices = [torch.arange(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
-    return ClientData(x, y, indices, [torch.ones(s, dtype=torch.bool) for s in sizes])
+    return ClientData(x.to(device), y.to(device), indices, [torch.ones(s, dtype=torch.bool) for s in sizes])
 
 
 def stacked(model, m):
+    """Stacked parameters on the model's device, drawn on the CPU."""
     spec = FlatSpec.of(model)
     gen = torch.Generator().manual_seed(1)
     base = spec.flatten(model)
-    return spec, base + 0.01 * torch.randn(m, spec.dim, generator=gen)
+    return spec, base + 0.01 * torch.randn(m, spec.dim, generator=gen).to(base.device)
 
 
 def padded(data, clients, batch, steps=None, epochs=1):
@@ -51,17 +54,17 @@ def padded(data, clients, batch, steps=None, epochs=1):
 
 
 @pytest.mark.parametrize("name", ["mlp", "cnn", "logreg"])
-def test_vmap_and_loop_strategies_agree_with_unequal_clients(name):
+def test_vmap_and_loop_strategies_agree_with_unequal_clients(name, device, no_tf32):
     torch.manual_seed(0)
-    model = build_model(name, (1, 28, 28), 10, mlp_hidden=32)
-    data = toy_clients([10, 37, 64, 0])
+    model = build_model(name, (1, 28, 28), 10, mlp_hidden=32).to(device)
+    data = toy_clients([10, 37, 64, 0], device=device)
     spec, theta = stacked(model, 4)
     idx, w = padded(data, [0, 1, 2, 3], batch=16)
     grad_fn = grad(make_loss(model, spec))
     by_vmap = local_pseudo_gradients(theta, data, idx, w, 0.05, grad_fn, "vmap")
     by_loop = local_pseudo_gradients(theta, data, idx, w, 0.05, grad_fn, "loop")
     torch.testing.assert_close(by_vmap, by_loop, atol=1e-5, rtol=1e-4)
-    assert torch.equal(by_loop[3], torch.zeros(spec.dim))  # no data: no update
+    assert torch.equal(by_loop[3], torch.zeros(spec.dim, device=device))  # no data: no update
 
 
 def test_padding_processes_exactly_each_clients_samples():
@@ -73,11 +76,11 @@ def test_padding_processes_exactly_each_clients_samples():
         assert torch.equal(seen.sort().values, data.indices[c].repeat(2).sort().values)
 
 
-def test_pseudo_gradient_is_local_sgd_with_torch_optim():
+def test_pseudo_gradient_is_local_sgd_with_torch_optim(device, no_tf32):
     """(theta - phi)/lr after local steps equals plain SGD with nn.Module + torch.optim.SGD."""
     torch.manual_seed(0)
-    model = build_model("mlp", (1, 28, 28), 10, mlp_hidden=32)
-    data = toy_clients([50, 50])
+    model = build_model("mlp", (1, 28, 28), 10, mlp_hidden=32).to(device)
+    data = toy_clients([50, 50], device=device)
     spec, theta = stacked(model, 2)
     idx, w = padded(data, [0, 1], batch=16, steps=3)
     pseudo = local_pseudo_gradients(theta, data, idx, w, 0.1, grad(make_loss(model, spec)), "vmap")
@@ -89,16 +92,17 @@ def test_pseudo_gradient_is_local_sgd_with_torch_optim():
         opt = torch.optim.SGD(ref.parameters(), lr=0.1)
         for s in range(3):
             opt.zero_grad()
-            F.cross_entropy(ref(data.x[idx[c, s]]), data.y[idx[c, s]]).backward()
+            rows = idx[c, s].to(device)
+            F.cross_entropy(ref(data.x[rows]), data.y[rows]).backward()
             opt.step()
         phi = spec.flatten(ref)
         torch.testing.assert_close(pseudo[c], (theta[c] - phi) / 0.1, atol=1e-4, rtol=1e-4)
 
 
-def test_mixing_formulas():
+def test_mixing_formulas(device, no_tf32):
     gen = torch.Generator().manual_seed(0)
-    theta, g = torch.randn(5, 7, generator=gen), torch.randn(5, 7, generator=gen)
-    w = metropolis_hastings(sample_graph("erdos_renyi", 5, 0.6, 0, "t")).float()
+    theta, g = torch.randn(5, 7, generator=gen).to(device), torch.randn(5, 7, generator=gen).to(device)
+    w = metropolis_hastings(sample_graph("erdos_renyi", 5, 0.6, 0, "t")).float().to(device)
     torch.testing.assert_close(mix(theta, g, w, 0.1, "model"), w @ theta - 0.1 * g)
     torch.testing.assert_close(mix(theta, g, w, 0.1, "gradient"), theta - 0.1 * w @ g)
     # doubly stochastic W: the average model moves by the average gradient (PDUDT spec 2.1)
@@ -131,7 +135,8 @@ def test_auto_strategy():
     assert resolve_strategy("loop", "mlp", cuda) == "loop"
 
 
-def test_training_is_deterministic_and_gradient_mixing_matches_manual_round(tiny):
+def test_training_is_deterministic_and_gradient_mixing_matches_manual_round(tiny, no_tf32):
+    """Bit-identical re-runs on CPU and, under deterministic algorithms (load_setup), on CUDA."""
     params, features, split = tiny
     params = copy.deepcopy(params)
     params["spine"]["train"].update(mixing="gradient", local_epochs=None, local_steps=1)
@@ -152,7 +157,9 @@ def test_training_is_deterministic_and_gradient_mixing_matches_manual_round(tiny
     for c in clients:
         ref = copy.deepcopy(setup.model)
         ref.zero_grad()
-        F.cross_entropy(ref(setup.data.x[idx[c, 0]]), setup.data.y[idx[c, 0]]).backward()
+        rows = idx[c, 0].to(setup.device)
+        F.cross_entropy(ref(setup.data.x[rows]), setup.data.y[rows]).backward()
         grads.append(torch.cat([p.grad.reshape(-1) for p in ref.parameters()]))
-    expected = theta0 - sched.lr * w.float() @ torch.stack(grads)
+    assert one.device.type == setup.device.type == theta0.device.type
+    expected = theta0 - sched.lr * w.float().to(setup.device) @ torch.stack(grads)
     torch.testing.assert_close(one, expected, atol=1e-6, rtol=1e-5)

@@ -1,4 +1,5 @@
-"""The method registry and the two reference methods, retrain and finetune."""
+"""The method registry and the two reference methods, retrain and finetune, on the test device: the stored
+models are loaded onto it, and exact equalities hold there (on CUDA under load_setup's deterministic algorithms)."""
 
 from __future__ import annotations
 
@@ -26,8 +27,8 @@ def trained(tiny, tmp_path_factory):
 def state_of(params, features, split, out):
     setup = load_setup(params, "spine", features, split)
     models = load_tensors(Path(out) / "models.safetensors")
-    return TrainedState(setup, models["theta"], models["clients"].tolist(), params["spine"]["train"]["rounds"],
-                        Path(out)), setup
+    return TrainedState(setup, models["theta"].to(setup.device), models["clients"].tolist(),
+                        params["spine"]["train"]["rounds"], Path(out)), setup
 
 
 def test_unknown_method_names_the_valid_ones():
@@ -43,6 +44,7 @@ def test_retrain_without_forgetting_reproduces_training_exactly(trained):
     nothing.removed = ()
     result = get_method("retrain")(state, nothing, {})
     assert result.clients == [0, 1, 2, 3]
+    assert result.theta.device == state.theta.device == setup.theta0.device
     assert torch.equal(result.theta, state.theta)
 
 

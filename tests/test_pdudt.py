@@ -35,7 +35,8 @@ def trained_state(params, features, split, out: Path) -> TrainedState:
     steps.step_pretrain(params, "spine", features, split, str(out), str(out / "timing.json"))
     setup = load_setup(params, "spine", features, split)
     models = load_tensors(out / "models.safetensors")
-    return TrainedState(setup, models["theta"], models["clients"].tolist(), params["spine"]["train"]["rounds"], out)
+    return TrainedState(setup, models["theta"].to(setup.device), models["clients"].tolist(),
+                        params["spine"]["train"]["rounds"], out)
 
 
 def test_identity_15_mean_residual():
@@ -53,7 +54,7 @@ def test_identity_15_mean_residual():
     assert torch.all(w_hat[n - 1] == 0) and torch.all(w_hat[:, n - 1] == 0)
 
 
-def test_exact_at_t1_equal_1(tiny, tmp_path):
+def test_exact_at_t1_equal_1(tiny, tmp_path, no_tf32):
     """One round from a shared theta^0: stored gradients are the retrain gradients, so theta-bar = theta-tilde."""
     params, features, split = tiny
     for local_steps in (1, None):  # one minibatch (Eq. 2 exactly) and one local epoch (pseudo-gradient)
@@ -62,7 +63,8 @@ def test_exact_at_t1_equal_1(tiny, tmp_path):
         history = History(tmp_path / f"s{local_steps}" / "history")
         retrained = get_method("retrain")(state, state.setup.request, {})
         for k, c in enumerate(retrained.clients):
-            corrected = state.theta[c] - client_correction(history, c, p["spine"]["train"]["lr"], 1)
+            # the correction replays the history on the CPU; the models live on the test device
+            corrected = state.theta[c] - client_correction(history, c, p["spine"]["train"]["lr"], 1).to(state.theta)
             torch.testing.assert_close(corrected, retrained.theta[k], atol=1e-6, rtol=1e-5)
         moved = [not torch.allclose(state.theta[c], retrained.theta[k], atol=1e-6)
                  for k, c in enumerate(retrained.clients)]
@@ -115,6 +117,7 @@ def test_correction_moves_toward_retraining_and_noise_is_shared(five_rounds):
     ablation = get_method("noise_only")(state, state.setup.request, {"sigma": 0.05})
     history = state.history()
     correction = torch.stack([client_correction(history, c, params["spine"]["train"]["lr"], 5) for c in range(3)])
+    correction = correction.to(pdudt.theta.device)
     torch.testing.assert_close(ablation.theta - pdudt.theta, correction, atol=1e-6, rtol=1e-5)
 
 

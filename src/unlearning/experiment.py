@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import torch
@@ -18,12 +19,16 @@ from .train.flat import FlatSpec
 
 
 def pick_device(choice: str) -> torch.device:
+    """params.yaml's `device` (auto: CUDA when torch sees it). On CUDA, cuBLAS gets the workspace setting
+    under which `torch.use_deterministic_algorithms` makes matrix products reproducible; it is read when the
+    first cuBLAS handle is made, so this runs before any tensor reaches the device."""
     if choice == "cuda" and not torch.cuda.is_available():
         raise ParamsError("params.yaml: device: cuda was asked for but torch sees no CUDA device; "
                            "valid here: auto, cpu")
-    if choice == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(choice)
+    device = torch.device(("cuda" if torch.cuda.is_available() else "cpu") if choice == "auto" else choice)
+    if device.type == "cuda":
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    return device
 
 
 @dataclass

@@ -89,7 +89,8 @@ def step_unlearn(params: dict, name: str, method: str, features: str, split: str
     save_tensors(out / "models.safetensors", {"theta": result.theta, "clients": torch.tensor(result.clients)},
                  {"method": method, "certificate": result.certificate})
     write_cost(result.cost, out / "cost.json", timing)
-    log.info("%s: %.2f s, %d gradient evaluations", method, result.cost.wall_time_s, result.cost.grad_evals)
+    log.info("%s: %.2f s, %d gradient evaluations (models on %s)", method, result.cost.wall_time_s,
+             result.cost.grad_evals, setup.device)
 
 
 def step_evaluate(params: dict, name: str, method: str, features: str, split: str, models: str, cost: str,

@@ -31,6 +31,11 @@ from .train.dsgd import train
 log = logging.getLogger("unlearning")
 
 NOISED = ("perturbed_retrain", "pdudt", "pdudt_es", "noise_only", "fedrecovery")  # one variant per sigma
+ON_CPU = {  # what stays on the CPU whatever the device, and why (said in the step's log line)
+    "pdudt": "replays the memory-mapped history on the CPU", "pdudt_es": "replays the memory-mapped history on the CPU",
+    "noise_only": "adds CPU-drawn noise on the CPU", "fedrecovery": "replays the memory-mapped history on the CPU",
+    "perturbed_retrain": "adds CPU-drawn noise on the CPU",
+}
 CONTINUED = ("original", "retrain", "perturbed_retrain", "pdudt", "pdudt_es", "noise_only")
 SERVERS = ("fedrecovery", "fats", "hdus")  # baselines with a training run of their own
 
@@ -115,7 +120,8 @@ def step_variants(params: dict, name: str, method: str, features: str, split: st
     save_variants(out / "models.safetensors", thetas, clients, cfg["sigmas"] if method in NOISED else [None],
                   {"method": method, "certificates": certificates})
     write_cost(total, out / "cost.json", timing)
-    log.info("%s: %d sigmas in %.2f s", method, len(thetas), total.wall_time_s)
+    log.info("%s: %d sigmas in %.2f s (%s)", method, len(thetas), total.wall_time_s,
+             ON_CPU.get(method, f"on {setup.device}"))
 
 
 def _step_hdus(setup: Setup, trained_dir: str, out: Path, timing: str) -> None:
@@ -207,7 +213,8 @@ def step_attack(params: dict, name: str, features: str, split: str, out: str) ->
     shadow_idx, _ = stratified_halves(setup.y_test.cpu(), setup.seed)
     data = train_shadows(setup, shadow_idx, mia["shadow_models"], mia["shadow_epochs"])
     save_tensors(out, data, {"experiment": name, **mia})
-    log.info("shadow models' train accuracy: %s", [round(a, 3) for a in data["shadow_train_accuracy"].tolist()])
+    log.info("shadow models (trained on %s) train accuracy: %s", setup.device,
+             [round(a, 3) for a in data["shadow_train_accuracy"].tolist()])
 
 
 def attack_samples(setup: Setup, eval_idx: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -335,7 +342,7 @@ def step_evaluate(params: dict, name: str, method: str, features: str, split: st
     if cost is not None:
         result["cost"] = read_json(cost)
     write_json(out, result)
-    log.info("%s evaluated", method)
+    log.info("%s evaluated: models on %s, the attack's random forests on the CPU (scikit-learn)", method, setup.device)
 
 
 def max_history_client(history: History, remaining: list[int]) -> int:
@@ -402,3 +409,5 @@ def step_timing(params: dict, name: str, features: str, split: str, pretrain_dir
         result["methods"]["hdus"] = {"seconds": seconds, "client": busiest,
                                      "how": "ensemble re-fit on the client holding the most seeds, one run"}
     write_json(out, result)
+    log.info("timed on %s; PDUDT, PDUDT(ES) and FedRecovery replay the memory-mapped history on the CPU",
+             setup.device)

@@ -26,6 +26,7 @@ import torch
 from .config import ParamsError, section_config
 from .data.binary import binary_features, resnet18_cache_file
 from .data.datasets import missing_reason as raw_missing_reason
+from .experiment import pick_device
 from .files import load_metadata, load_tensors, read_json, save_tensors, write_json
 from .privacy import sglu as acc
 from .privacy import sglu_baselines as base
@@ -62,10 +63,12 @@ def missing_reason(dataset: str, cfg: dict, params: dict) -> str | None:
 
 def step_features(params: dict, dataset: str, processed: str, out: str) -> None:
     cfg = config(params)
+    device = pick_device(params["device"])
     tensors, meta = binary_features(load_tensors(processed), dataset, tuple(cfg["pairs"][dataset]),
-                                    cfg["extractors"][dataset], cfg["truncate_to"])
+                                    cfg["extractors"][dataset], cfg["truncate_to"], device=device)
     save_tensors(out, tensors, meta)
-    log.info("%s: n = %d (of %d), d = %d, test %d", dataset, meta["n"], meta["n_full"], meta["d"], meta["n_test"])
+    log.info("%s: n = %d (of %d), d = %d, test %d (%s features%s)", dataset, meta["n"], meta["n_full"], meta["d"],
+             meta["n_test"], cfg["extractors"][dataset], f" on {device}" if meta["extractor"] == "resnet18" else "")
 
 
 # ------------------------------------------------------------------------------------------------ accounting
@@ -146,14 +149,15 @@ def step_accounting(params: dict, dataset: str, features: str | None, out: str) 
     result = accounting(cfg, dataset, n, d, x)
     result["n_source"] = "features" if features else "paper (spec 4.1)"
     write_json(out, result)
-    log.info("%s accounting in %.1f s", dataset, time.perf_counter() - started)
+    log.info("%s accounting in %.1f s (on the CPU: scipy root finding and float64 arithmetic)", dataset,
+             time.perf_counter() - started)
 
 
 # ------------------------------------------------------------------------------------------------ data runs
 
 
-def _load(features: str) -> tuple[dict[str, torch.Tensor], dict]:
-    return load_tensors(features), load_metadata(features)
+def _load(features: str, device: torch.device) -> tuple[dict[str, torch.Tensor], dict]:
+    return {k: v.to(device) for k, v in load_tensors(features).items()}, load_metadata(features)
 
 
 def _summary(acc_rows: torch.Tensor) -> dict:
@@ -168,7 +172,8 @@ def _groups(cfg: dict, trials: int | None = None) -> int:
 def step_fig3a(params: dict, dataset: str, features: str, accounting_file: str, out: str, timing: str) -> None:
     """Figure 3a: unlearn index n-1 once, at each epsilon's sigma (Table 3 / LU / D2D), and retrain SGLU."""
     cfg, f3a = config(params), config(params)["fig3a"]
-    data, meta = _load(features)
+    device = pick_device(params["device"])
+    data, meta = _load(features, device)
     x, y, xt, yt = data["x_train"], data["y_train"], data["x_test"], data["y_test"]
     n, d, trials = meta["n"], meta["d"], cfg["trials"]
     account = read_json(accounting_file)
@@ -191,51 +196,56 @@ def step_fig3a(params: dict, dataset: str, features: str, accounting_file: str, 
         T = cfg["burn_in"][str(b)]
         step = sgd.Step(k.step, k.m, cfg["clip"], cfg["radius"] if f3a["projection"] else None)
         gen = generator(params["seed"], "sglu", dataset, "fig3a", str(b))
-        sigma = torch.tensor(sigmas).repeat(trials)
-        order = sgd.partitions(_groups(cfg), n, k.b, gen)
+        noise = sgd.noise_generator(gen, device)
+        sigma = torch.tensor(sigmas).repeat(trials).to(device)
+        order = sgd.partitions(_groups(cfg), n, k.b, gen, device)
         started = time.perf_counter()
-        w = sgd.epochs(sgd.initial(len(sigma), d, sigma, k.m, gen), x, y, order, sigma, T, step, gen, k.b)
+        w = sgd.epochs(sgd.initial(len(sigma), d, sigma, k.m, gen), x, y, order, sigma, T, step, noise, k.b)
         learned = time.perf_counter()
-        unlearned = sgd.epochs(w, x1, y1, order, sigma, 1, step, gen, k.b)
+        unlearned = sgd.epochs(w, x1, y1, order, sigma, 1, step, noise, k.b)
         unlearn_s = time.perf_counter() - learned
-        retrained = sgd.epochs(sgd.initial(len(sigma), d, sigma, k.m, gen), x1, y1, order, sigma, T, step, gen, k.b)
+        retrained = sgd.epochs(sgd.initial(len(sigma), d, sigma, k.m, gen), x1, y1, order, sigma, T, step, noise, k.b)
         record("sglu", b, "unlearned", sgd.accuracy(unlearned, xt, yt), sigmas, K=1, T=T)
         record("sglu", b, "retrained", sgd.accuracy(retrained, xt, yt), sigmas, T=T)
         seconds[f"sglu b={b} learn"] = learned - started
         seconds[f"sglu b={b} unlearn"] = unlearn_s
         seconds[f"sglu b={b} retrain"] = time.perf_counter() - learned - unlearn_s
-        log.info("fig3a SGLU b=%s: %d rows, learn %.1f s, unlearn %.2f s", b, len(sigma), learned - started, unlearn_s)
+        log.info("fig3a SGLU b=%s: %d rows on %s, learn %.1f s, unlearn %.2f s", b, len(sigma), device,
+                 learned - started, unlearn_s)
 
     bk = base.BaselineConstants(**{k: account["baselines"][k] for k in ("n", "L", "m", "d", "delta")}, M=cfg["clip"])
     lu_sigmas = [{r["epsilon"]: r["sigma"] for r in account["fig3a"]["lu"]}[e] for e in eps]
-    sigma = torch.tensor(lu_sigmas).repeat(trials)
+    sigma = torch.tensor(lu_sigmas).repeat(trials).to(device)
     gen = generator(params["seed"], "sglu", dataset, "fig3a", "lu")
+    noise = sgd.noise_generator(gen, device)
     step = sgd.Step(bk.step, bk.m, cfg["clip"], None)  # neither baseline projects (spec 4.4)
     started = time.perf_counter()
     w = sgd.epochs(sgd.initial(len(sigma), d, sigma, bk.m, gen), x, y, None, sigma,
-                   cfg["baselines"]["lu_burn_in"], step, gen)
+                   cfg["baselines"]["lu_burn_in"], step, noise)
     learned = time.perf_counter()
-    unlearned = sgd.epochs(w, x1, y1, None, sigma, 1, step, gen)
+    unlearned = sgd.epochs(w, x1, y1, None, sigma, 1, step, noise)
     seconds["lu learn"], seconds["lu unlearn"] = learned - started, time.perf_counter() - learned
     record("lu", "full", "unlearned", sgd.accuracy(unlearned, xt, yt), lu_sigmas, K=1, T=cfg["baselines"]["lu_burn_in"])
 
     gen = generator(params["seed"], "sglu", dataset, "fig3a", "d2d")
     step = sgd.Step(bk.eta_d2d, bk.m, cfg["clip"], None)
     started = time.perf_counter()
-    clean = sgd.gradient_descent(torch.randn(1, d, generator=gen), x, y, cfg["baselines"]["d2d_burn_in"], step)
+    clean = sgd.gradient_descent(torch.randn(1, d, generator=gen).to(device), x, y, cfg["baselines"]["d2d_burn_in"],
+                                 step)
     learned = time.perf_counter()
     for steps in f3a["d2d_steps"]:
         table = {(r["steps"], r["epsilon"]): r["sigma"] for r in account["fig3a"]["d2d"]}
         d2d_sigmas = [table[(steps, e)] for e in eps]
         w = sgd.gradient_descent(clean, x1, y1, steps, step)
-        sigma = torch.tensor(d2d_sigmas).repeat(trials)
-        published = w + sigma[:, None] * torch.randn(len(sigma), d, generator=gen)
+        sigma = torch.tensor(d2d_sigmas).repeat(trials).to(device)
+        published = w + sigma[:, None] * torch.randn(len(sigma), d, generator=gen).to(device)
         record("d2d", "full", f"I={steps}", sgd.accuracy(published, xt, yt), d2d_sigmas, K=steps,
                T=cfg["baselines"]["d2d_burn_in"])
     seconds["d2d learn"] = learned - started
     write_json(out, {"dataset": dataset, "n": n, "trials": trials, "partitions": _groups(cfg),
                      "projection": f3a["projection"], "rows": rows})
-    write_json(timing, {"rows": trials * len(eps), "seconds": seconds, "threads": torch.get_num_threads()})
+    write_json(timing, {"rows": trials * len(eps), "seconds": seconds, "threads": torch.get_num_threads(),
+                        "device": str(device)})
 
 
 def _sequential(w: torch.Tensor, x: torch.Tensor, y: torch.Tensor, order, sigma: torch.Tensor, ks: torch.Tensor,
@@ -259,15 +269,16 @@ def step_fig3c(params: dict, dataset: str, features: str, accounting_file: str, 
     """Figure 3c: `fig3d.requests` sequential removals (index n-s at request s) at epsilon = fig3d.epsilon, with
     K_s of the chosen accounting variant; then retraining from scratch on the last dataset."""
     cfg, f3c = config(params), config(params)["fig3c"]
-    data, meta = _load(features)
+    device = pick_device(params["device"])
+    data, meta = _load(features, device)
     x, y, xt, yt = data["x_train"], data["y_train"], data["x_test"], data["y_test"]
     n, d, trials = meta["n"], meta["d"], f3c["trials"] or cfg["trials"]
     account = read_json(accounting_file)
     variant, requests = cfg["accounting"], cfg["fig3d"]["requests"]
     rx, ry = sgd.replacements(requests, d, generator(params["seed"], "sglu", dataset, "replacement"))
     cells = [(s, p) for s in f3c["sigmas"] for p in f3c["projection"]]
-    sigma = torch.tensor([s for s, _ in cells]).repeat(trials)
-    radius = torch.tensor([cfg["radius"] if p else math.inf for _, p in cells]).repeat(trials)
+    sigma = torch.tensor([s for s, _ in cells]).repeat(trials).to(device)
+    radius = torch.tensor([cfg["radius"] if p else math.inf for _, p in cells]).repeat(trials).to(device)
     rows, seconds = [], {}
     for b in f3c["batch_sizes"]:
         k = _constants(cfg, n, b)
@@ -275,23 +286,27 @@ def step_fig3c(params: dict, dataset: str, features: str, accounting_file: str, 
         K = {s: account["fig3d"][variant][str(b)][str(s)] for s in f3c["sigmas"]}
         step = sgd.Step(k.step, k.m, cfg["clip"], radius)
         gen = generator(params["seed"], "sglu", dataset, "fig3c", str(b))
-        order = sgd.partitions(_groups(cfg, trials), n, k.b, gen)
+        noise = sgd.noise_generator(gen, device)
+        order = sgd.partitions(_groups(cfg, trials), n, k.b, gen, device)
         started = time.perf_counter()
-        w = sgd.epochs(sgd.initial(len(sigma), d, sigma, k.m, gen), x, y, order, sigma, T, step, gen, k.b)
+        w = sgd.epochs(sgd.initial(len(sigma), d, sigma, k.m, gen), x, y, order, sigma, T, step, noise, k.b)
         xs, ys = x, y
         for s in range(1, requests + 1):
             xs, ys = sgd.replaced(xs, ys, [n - s], rx[s - 1:s], ry[s - 1:s])
-            ks = torch.tensor([K[c[0]][s - 1] for c in cells]).repeat(trials)
-            w = _sequential(w, xs, ys, order, sigma, ks, step, gen, k.b)
+            ks = torch.tensor([K[c[0]][s - 1] for c in cells]).repeat(trials).to(device)
+            w = _sequential(w, xs, ys, order, sigma, ks, step, noise, k.b)
         unlearn_s = time.perf_counter() - started
-        retrained = sgd.epochs(sgd.initial(len(sigma), d, sigma, k.m, gen), xs, ys, order, sigma, T, step, gen, k.b)
+        retrained = sgd.epochs(sgd.initial(len(sigma), d, sigma, k.m, gen), xs, ys, order, sigma, T, step, noise,
+                               k.b)
         un = sgd.accuracy(w, xt, yt).view(trials, len(cells))
         re = sgd.accuracy(retrained, xt, yt).view(trials, len(cells))
         for j, (s, p) in enumerate(cells):
             rows.append({"b": b, "sigma": s, "projection": p, "epochs": sum(K[s]), "T": T,
                          "unlearned": _summary(un[:, j]), "retrained": _summary(re[:, j])})
         seconds[f"b={b}"] = time.perf_counter() - started
-        log.info("fig3c b=%s: learn + %d requests in %.1f s", b, requests, unlearn_s)
+        log.info("fig3c b=%s: %d rows on %s, learn + %d requests in %.1f s", b, len(sigma), device, requests,
+                 unlearn_s)
     write_json(out, {"dataset": dataset, "n": n, "trials": trials, "partitions": _groups(cfg, trials),
                      "variant": variant, "requests": requests, "rows": rows})
-    write_json(timing, {"rows": len(sigma), "seconds": seconds, "threads": torch.get_num_threads()})
+    write_json(timing, {"rows": len(sigma), "seconds": seconds, "threads": torch.get_num_threads(),
+                        "device": str(device)})

@@ -103,8 +103,9 @@ def train_hdus(setup: Setup, out_dir: Path, public_fraction: float) -> tuple[tor
         seeds = distill(setup, seeds, mains, public, t)
         grad_evals += int(weight.sum()) + n * len(public)
         graph = graph_for_round(sched.topology, n, sched.p_edge, sched.seed, t, without=sched.keep_connected_without)
+        sent = seeds.cpu()  # one copy a round: the held seeds (n x n x d) are stored on the CPU
         for i, j in graph.edges():
-            held[i, j], held[j, i] = seeds[j].cpu(), seeds[i].cpu()
+            held[i, j], held[j, i] = sent[j], sent[i]
             holds[i, j] = holds[j, i] = True
     save_tensors(out_dir / STORE, {"mains": mains, "held": held, "holds": holds, "public": public},
                  {"rounds": rounds, "temperature": TEMPERATURE})
