@@ -32,7 +32,7 @@ def sigma_for(sensitivity: float, eps: float, beta: float) -> float:
     sensitivity = finite("sensitivity (d1)", sensitivity, strict=False)
     eps, beta = finite("epsilon", eps), probability("beta", beta)
     log_term = math.log(1 / beta)
-    gap = math.sqrt(log_term + eps) - math.sqrt(log_term)
+    gap = eps / (math.sqrt(log_term + eps) + math.sqrt(log_term))  # = sqrt(log + eps) - sqrt(log), no cancellation
     if sensitivity == 0:
         return 0.0
     sigma = sensitivity / (math.sqrt(2) * gap) if gap > 0 else math.inf
