@@ -125,7 +125,7 @@ def _one_line(error: jsonschema.ValidationError, prefix: str) -> str:
 
 def _valid_values(sub: dict) -> str:
     """'a number > 0 and <= 1' from a schema's type and bounds."""
-    kind = "an integer" if sub.get("type") == "integer" else "a finite number" if sub.get("type") == "number" else None
+    kind = "an integer" if sub.get("type") == "integer" else "a number" if sub.get("type") == "number" else None
     if kind is None:
         return f"see the schema ({sub})"
     bounds = [f"{op} {sub[key]}" for key, op in (("minimum", ">="), ("exclusiveMinimum", ">"),
