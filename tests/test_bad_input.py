@@ -24,7 +24,7 @@ from unlearning.history import CheckpointStore, History, HistoryWriter
 from unlearning.models import build_model
 from unlearning.privacy import sglu
 from unlearning.privacy import sglu_baselines as bl
-from unlearning.train.dsgd import ClientData, Diverged, Schedule, train
+from unlearning.train.dsgd import ClientData, Diverged, Schedule, check_finite, train
 from unlearning.train.flat import FlatSpec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -270,6 +270,16 @@ def test_a_diverging_run_stops_at_the_first_non_finite_round_and_step():
     ok = Schedule("model", 0.01, 10, 1, None, "complete", 1.0, 0, 2, experiment="spine")
     done, _ = train(model, spec, theta, data, [0, 1], ok, range(2), "loop")  # a sane lr trains through
     assert bool(torch.isfinite(done).all())
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_methods_weight_check_names_where(bad):
+    """FATS, HDUS and PDUDT's correction call check_finite once per round / update with their own label."""
+    theta = torch.zeros(3, 4)
+    check_finite(theta, "pdudt_synthetic: FATS's FedAvg, round 2")  # finite: passes
+    theta[1, 2] = bad
+    with pytest.raises(Diverged, match="pdudt_synthetic: FATS's FedAvg, round 2: weights are not finite"):
+        check_finite(theta, "pdudt_synthetic: FATS's FedAvg, round 2")
 
 
 # ------------------------------------------------------------------------------------------- corrupt files
