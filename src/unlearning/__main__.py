@@ -13,6 +13,7 @@ import torch
 
 from .config import ParamsError, load_checked
 from .data.datasets import DatasetUnavailable
+from .files import CorruptFile
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -207,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
             run_pdudt(params, args)
         elif args.step.startswith("sglu-"):
             run_sglu(params, args)
-    except (ParamsError, DatasetUnavailable, FileNotFoundError, KeyError) as err:
+    except (ParamsError, DatasetUnavailable, FileNotFoundError, KeyError, CorruptFile) as err:
         print(f"error: {err.args[0] if err.args else err}", file=sys.stderr)
         return 2
     return 0

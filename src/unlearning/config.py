@@ -6,6 +6,8 @@ Every error is a `ParamsError` whose message is one line naming the key and what
 from __future__ import annotations
 
 import copy
+import logging
+import math
 from importlib import resources
 from pathlib import Path
 
@@ -22,15 +24,52 @@ DATASET_INFO = {  # classes, image shape (C, H, W), official train size
     "synthetic": (10, (1, 28, 28), 2000),
 }
 MODELS_FOR_28X28_ONLY = ("cnn",)
+# Sample gradients per second for the time estimate of a large run: the recorded paper-scale PDUDT retrain
+# (MLP 784-128-10, 100 rounds x 9 clients x 6000 samples = 5.4e6 in 44 s on 2 CPU cores). Convolutional
+# models are slower, a GPU faster: the estimate is an order of magnitude, which is all the warning needs.
+SAMPLE_GRADIENTS_PER_S = 1.2e5
+WARN_AFTER_S = 86400.0  # warn when one training run would take longer than a day
+
+log = logging.getLogger(__name__)
 
 
 class ParamsError(ValueError):
     """A parameter is unknown, of the wrong type or impossible; the message is one line."""
 
 
+class StrictLoader(yaml.SafeLoader):
+    """yaml.SafeLoader that refuses a key repeated in one mapping (where YAML would silently keep the last)."""
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            seen: dict = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=deep)
+                try:
+                    first = seen.setdefault(key, key_node.start_mark.line + 1)
+                except TypeError:  # an unhashable key: SafeLoader reports it
+                    continue
+                if first != key_node.start_mark.line + 1:
+                    raise DuplicateKey(f"line {key_node.start_mark.line + 1}: key {key!r} appears twice in one "
+                                       f"mapping (first on line {first}; YAML would silently keep the last); "
+                                       "valid: each key once")
+        return super().construct_mapping(node, deep)
+
+
+class DuplicateKey(yaml.YAMLError):
+    """A mapping repeats a key."""
+
+
+def safe_load_strict(text: str):
+    """yaml.safe_load with duplicate keys refused (raises DuplicateKey)."""
+    return yaml.load(text, Loader=StrictLoader)  # noqa: S506 - StrictLoader is a SafeLoader
+
+
 def schema() -> dict:
     text = resources.files("unlearning").joinpath("schemas/params.schema.yaml").read_text()
-    return yaml.safe_load(text)
+    return safe_load_strict(text)
 
 
 def load_params(path: str | Path) -> dict:
@@ -38,7 +77,9 @@ def load_params(path: str | Path) -> dict:
     if not path.is_file():
         raise ParamsError(f"{path}: file not found; pass --params with the path of a params.yaml")
     try:
-        params = yaml.safe_load(path.read_text())
+        params = safe_load_strict(path.read_text())
+    except DuplicateKey as err:
+        raise ParamsError(f"{path}: {err}") from None
     except yaml.YAMLError as err:
         raise ParamsError(f"{path}: not valid YAML ({' '.join(str(err).split())})") from None
     if not isinstance(params, dict):
@@ -73,6 +114,10 @@ def _one_line(error: jsonschema.ValidationError, prefix: str) -> str:
         causes = [c for c in error.context if c.validator != "type" or "null" not in str(c.schema)]
         if causes:
             return _one_line(causes[-1], prefix)
+    if error.validator == "type" and isinstance(error.instance, float) and not math.isfinite(error.instance):
+        return f"{prefix}{where}: {error.instance} is not finite; valid: {_valid_values(error.schema)}"
+    if error.validator == "type" and isinstance(error.instance, float) and "integer" in str(error.validator_value):
+        return f"{prefix}{where}: {error.instance!r} is a float; valid: {_valid_values(error.schema)}, written as one"
     if error.validator in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum", "type"):
         return f"{prefix}{where}: {error.message}; valid: {_valid_values(error.schema)}"
     return f"{prefix}{where}: {error.message}"
@@ -88,8 +133,24 @@ def _valid_values(sub: dict) -> str:
     return f"{kind} {' and '.join(bounds)}".strip()
 
 
+def _is_integer(checker, instance) -> bool:
+    """An int, not a bool and not an integral float (1.0e23 would pass JSON Schema's own "integer")."""
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+def _is_number(checker, instance) -> bool:
+    """A finite int or float: NaN and infinity pass every JSON Schema bound, so "number" excludes them."""
+    return isinstance(instance, int | float) and not isinstance(instance, bool) and math.isfinite(instance)
+
+
+StrictValidator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine_many(
+        {"integer": _is_integer, "number": _is_number}))
+
+
 def _validate_schema(instance: dict, sub_schema: dict, prefix: str) -> None:
-    validator = jsonschema.Draft202012Validator(sub_schema)
+    validator = StrictValidator(sub_schema)
     error = jsonschema.exceptions.best_match(validator.iter_errors(instance))
     if error is not None:
         raise ParamsError(_one_line(error, prefix))
@@ -151,9 +212,42 @@ def _check_spine(cfg: dict, key: str, source: str) -> None:
     if cfg["partition"]["kind"] == "class_to_target" and forget["kind"] != "client":
         raise ParamsError(f"{source}: {key}.partition.kind: class_to_target gives {key}.forget.client all of "
                           f"class {key}.forget.class, so it needs forget.kind: client")
+    samples, how = client_samples(cfg)
+    if samples is not None and train["batch_size"] > samples:
+        raise ParamsError(f"{source}: {key}.train.batch_size: {train['batch_size']} exceeds the {samples} training "
+                          f"samples of a client ({how}); valid: at most {samples}")
+    _warn_if_days(cfg, key, source, samples)
     if cfg["topology"]["kind"] == "ring" and n < 3:
         raise ParamsError(f"{source}: {key}.topology.kind: a ring needs at least 3 clients; "
                           f"valid for {n}: complete, erdos_renyi, dynamic")
+
+
+def client_samples(cfg: dict) -> tuple[int | None, str]:
+    """The training samples of the smallest client as the partition deals them (data/partition.py), and how it
+    was computed; None for Dirichlet, whose shares are random. Classes are taken as balanced."""
+    classes, _, train_size = DATASET_INFO[cfg["dataset"]]
+    n, part = cfg["clients"], cfg["partition"]
+    total = train_size if part["train_per_client"] is None else part["train_per_client"] * n
+    if part["kind"] in ("iid", "by_class"):
+        return total // n, f"{total} samples over {n} clients, {part['kind']}"
+    if part["kind"] == "class_to_target":
+        target = total // classes
+        return min(target, (total - target) // (n - 1)), f"{total} samples, one class to the target client"
+    return None, "dirichlet: random shares"
+
+
+def _warn_if_days(cfg: dict, key: str, source: str, samples: int | None) -> None:
+    """A one-line warning (not an error) when one training run would take more than a day at
+    SAMPLE_GRADIENTS_PER_S: rounds x clients x sample gradients per client and round."""
+    train = cfg["train"]
+    per_client = samples or DATASET_INFO[cfg["dataset"]][2] // cfg["clients"]
+    per_round = train["local_steps"] * train["batch_size"] if train["local_steps"] else \
+        train["local_epochs"] * per_client
+    seconds = train["rounds"] * cfg["clients"] * per_round / SAMPLE_GRADIENTS_PER_S
+    if seconds > WARN_AFTER_S:
+        log.warning("%s: %s.train.rounds = %d: about %.2g sample gradients, roughly %.1f days of training at "
+                    "%.2g per second (an MLP on 2 CPU cores); continuing", source, key, train["rounds"],
+                    seconds * SAMPLE_GRADIENTS_PER_S, seconds / 86400, SAMPLE_GRADIENTS_PER_S)
 
 
 def _check_pdudt(cfg: dict, key: str, source: str) -> None:

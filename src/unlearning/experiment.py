@@ -63,6 +63,7 @@ class Setup:
 
     def schedule(self, lr: float | None = None) -> Schedule:
         sched = Schedule.from_config(self.cfg, derive_seed(self.seed, self.name), self.request.removed)
+        sched.experiment = self.name
         if lr is not None:
             sched.lr = lr
         return sched

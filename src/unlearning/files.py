@@ -1,4 +1,5 @@
-"""Atomic file writing: every output is written to a temporary name, then renamed."""
+"""Atomic file writing: every output is written to a temporary name, then renamed. Reading refuses a file that
+is truncated or corrupt (CorruptFile names it and what to do) rather than using it."""
 
 from __future__ import annotations
 
@@ -10,7 +11,19 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import torch
+from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
+
+
+class CorruptFile(ValueError):
+    """A file exists but cannot be read as what it should be (truncated, overwritten, or another format)."""
+
+
+def corrupt(path: str | Path, reason: str) -> CorruptFile:
+    """The one-line error for an unreadable input: its name, why, and how to rebuild it."""
+    why = " ".join(str(reason).split())[:200]
+    return CorruptFile(f"{path}: corrupt or truncated ({why}); delete it and re-run the rule that makes it "
+                       f"(snakemake {path})")
 
 
 @contextmanager
@@ -41,7 +54,10 @@ def write_json(path: str | Path, obj) -> None:
 
 
 def read_json(path: str | Path):
-    return json.loads(Path(path).read_text())
+    try:
+        return json.loads(Path(path).read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise corrupt(path, f"not JSON: {err}") from None
 
 
 def save_tensors(path: str | Path, tensors: dict[str, torch.Tensor], metadata: dict | None = None) -> None:
@@ -56,11 +72,19 @@ def save_tensors(path: str | Path, tensors: dict[str, torch.Tensor], metadata: d
 def load_tensors(path: str | Path, device: str | torch.device = "cpu") -> dict[str, torch.Tensor]:
     if not Path(path).is_file():
         raise FileNotFoundError(f"{path}: missing; run the rule that produces it (snakemake {path})")
-    return load_file(str(path), device=str(device))
+    try:
+        return load_file(str(path), device=str(device))
+    except SafetensorError as err:
+        raise corrupt(path, err) from None
 
 
 def load_metadata(path: str | Path) -> dict:
     from safetensors import safe_open
 
-    with safe_open(str(path), framework="pt") as f:
-        return json.loads((f.metadata() or {}).get("json", "{}"))
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"{path}: missing; run the rule that produces it (snakemake {path})")
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            return json.loads((f.metadata() or {}).get("json", "{}"))
+    except (SafetensorError, json.JSONDecodeError) as err:
+        raise corrupt(path, err) from None

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .files import load_tensors, read_json, save_tensors, write_json
+from .files import corrupt, load_tensors, read_json, save_tensors, write_json
 
 
 class HistoryWriter:
@@ -53,9 +53,28 @@ class History:
         if not (self.dir / "meta.json").is_file():
             raise FileNotFoundError(f"{self.dir}: no complete gradient history (meta.json missing)")
         self.meta = read_json(self.dir / "meta.json")
-        self._grads = np.load(self.dir / "grads.npy", mmap_mode="r", allow_pickle=False)
+        path = self.dir / "grads.npy"
+        try:
+            self._grads = np.load(path, mmap_mode="r", allow_pickle=False)
+        except (ValueError, OSError, EOFError) as err:
+            raise corrupt(path, err) from None
         self.mixing = load_tensors(self.dir / "mixing.safetensors")
+        self._check_shapes(path)
         self.bytes_read = 0
+
+    def _check_shapes(self, path: Path) -> None:
+        """grads.npy is [rounds, clients, d] of the dtype meta.json names; each mixing stack has one matrix a round."""
+        try:
+            rounds, clients, dtype = len(self.meta["rounds"]), len(self.meta["clients"]), self.meta["dtype"]
+        except (KeyError, TypeError) as err:
+            raise corrupt(self.dir / "meta.json", f"no {err} entry") from None
+        shape = self._grads.shape
+        if len(shape) != 3 or shape[:2] != (rounds, clients) or str(self._grads.dtype) != dtype:
+            raise corrupt(path, f"holds {self._grads.dtype} {list(shape)}, meta.json says {dtype} "
+                                f"[{rounds}, {clients}, d]")
+        for name, stack in self.mixing.items():
+            if stack.shape[0] != rounds:
+                raise corrupt(self.dir / "mixing.safetensors", f"{name} has {stack.shape[0]} rounds, not {rounds}")
 
     def __len__(self) -> int:
         return self._grads.shape[0]
@@ -90,4 +109,7 @@ class CheckpointStore:
         path = self.path(round_)
         self.bytes_read += path.stat().st_size
         tensors = load_tensors(path)
+        if set(tensors) != {"theta", "clients"} or tensors["theta"].shape[0] != tensors["clients"].numel():
+            raise corrupt(path, f"holds {sorted(tensors)} with shapes "
+                                f"{[list(t.shape) for t in tensors.values()]}, not theta [clients, d] and clients")
         return tensors["theta"], tensors["clients"].tolist()

@@ -4,11 +4,13 @@ import sys
 
 from snakemake.utils import validate
 
-from unlearning.config import ParamsError, check_params, experiment_config, experiments, section_config
+from unlearning.config import ParamsError, check_params, experiment_config, experiments, load_params, section_config
 from unlearning.data.datasets import missing_reason
 from unlearning.steps_sglu import missing_reason as sglu_missing_reason
 
 try:
+    for path in workflow.configfiles:  # Snakemake's own YAML loader keeps the last of duplicate keys
+        load_params(path)
     validate(config, "../schemas/params.schema.yaml")
     check_params(config)
 except Exception as err:  # one line naming the key, then stop before any job runs

@@ -70,7 +70,9 @@ def load_torchvision(name: str, raw_root: str | Path, download: bool = True) -> 
     for split, train in (("train", True), ("test", False)):
         try:
             ds = _open(name, raw_root, train, download=False)
-        except RuntimeError:
+        except (AssertionError, RuntimeError, ValueError, TypeError, OSError) as err:
+            if "not found" not in str(err):  # torchvision found the files but could not read them
+                raise _corrupt_raw(name, raw_root, split, err) from None
             if not download:
                 raise DatasetUnavailable(f"{name}: not found under {raw_root} and downloading is off; "
                                          f"{HINTS.get(name, 'run once with a network to download it')}") from None
@@ -82,8 +84,22 @@ def load_torchvision(name: str, raw_root: str | Path, download: bool = True) -> 
                     f"{name}: not found under {raw_root} and torchvision's download failed ({reason}); "
                     f"{HINTS.get(name, 'connect to a network, or copy the files torchvision expects there')}"
                 ) from None
-        out[f"x_{split}"], out[f"y_{split}"] = _to_tensors(name, ds)
+        x, y = _to_tensors(name, ds)
+        classes = DATASET_INFO[name][0]
+        if len(x) != len(y) or len(y) == 0 or int(y.min()) < 0 or int(y.max()) >= classes:
+            raise _corrupt_raw(name, raw_root, split, f"{len(x)} images, {len(y)} labels, labels in "
+                                                      f"[{int(y.min()) if len(y) else '-'}, "
+                                                      f"{int(y.max()) if len(y) else '-'}] (valid: 0..{classes - 1})")
+        out[f"x_{split}"], out[f"y_{split}"] = x, y
     return out
+
+
+def _corrupt_raw(name: str, raw_root: Path, split: str, reason) -> DatasetUnavailable:
+    """Raw files on disk that torchvision cannot read (a truncated or overwritten IDX file, say): refused."""
+    why = " ".join(str(reason).split())[:200] or type(reason).__name__
+    how = HINTS.get(name, "delete them and run once with a network to download them again")
+    return DatasetUnavailable(f"{name}: the raw {split} files under {raw_root} are corrupt or truncated ({why}); "
+                              f"delete them, then {how}")
 
 
 def synthetic(seed: int, n_train: int = 2000, n_test: int = 500, classes: int = 10) -> dict[str, torch.Tensor]:

@@ -22,7 +22,7 @@ from safetensors import safe_open
 from ..experiment import ForgetRequest, Setup
 from ..files import save_tensors
 from ..seeding import generator
-from ..train.dsgd import ClientData, local_pseudo_gradients, make_loss, round_batches
+from ..train.dsgd import ClientData, check_finite, local_pseudo_gradients, make_loss, round_batches
 from . import Cost, TrainedState, Unlearned, register
 
 STORE = "rounds.safetensors"
@@ -56,6 +56,7 @@ def fedavg_rounds(setup: Setup, w: torch.Tensor, data: ClientData, rounds: range
                                         setup.strategy)
         share = sizes[chosen] / sizes[chosen].sum()
         w = w - sched.lr * share @ pseudo   # sample-weighted average of the clients' models w - lr g_j
+        check_finite(w, f"{setup.name}: FATS's FedAvg, round {r}")
         grad_evals += int(weight.sum())
     return w, grad_evals
 

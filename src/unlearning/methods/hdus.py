@@ -29,7 +29,7 @@ from ..experiment import Setup
 from ..files import load_tensors, save_tensors
 from ..seeding import generator
 from ..topology import graph_for_round
-from ..train.dsgd import ClientData, local_pseudo_gradients, make_loss, round_batches
+from ..train.dsgd import ClientData, check_finite, local_pseudo_gradients, make_loss, round_batches
 
 STORE = "ensemble.safetensors"
 TEMPERATURE = 2.0
@@ -100,6 +100,7 @@ def train_hdus(setup: Setup, out_dir: Path, public_fraction: float) -> tuple[tor
     for t in range(rounds):
         idx, weight = round_batches(own, clients, sched, t)
         mains = mains - sched.lr * local_pseudo_gradients(mains, own, idx, weight, sched.lr, grad_fn, setup.strategy)
+        check_finite(mains, f"{setup.name}: HDUS main models, round {t}")
         seeds = distill(setup, seeds, mains, public, t)
         grad_evals += int(weight.sum()) + n * len(public)
         graph = graph_for_round(sched.topology, n, sched.p_edge, sched.seed, t, without=sched.keep_connected_without)

@@ -23,6 +23,7 @@ import torch
 from ..experiment import ForgetRequest
 from ..history import History
 from ..seeding import generator
+from ..train.dsgd import check_finite
 from . import Cost, TrainedState, Unlearned, register
 
 
@@ -76,6 +77,7 @@ def unlearn(state: TrainedState, request: ForgetRequest, sigma: float, horizon: 
         corrections = torch.stack([client_correction(history, stored.index(c), s.cfg["train"]["lr"], horizon)
                                    for c in clients])
         theta = theta - corrections
+        check_finite(theta, f"{s.name}: PDUDT's corrected models ({horizon} rounds of stored gradients)")
     theta = add_noise(theta, clients, len(state.clients), sigma, s.seed, s.name)
     cert = {"sigma": sigma, "noise_std_per_client": math.sqrt(len(state.clients) - 1) * sigma,
             "beta": s.params["privacy"]["delta"], "rounds_used": horizon if correct else 0,

@@ -12,27 +12,36 @@ from __future__ import annotations
 
 import math
 
-
-def _check(name: str, value: float, low: float = 0.0, high: float = math.inf) -> None:
-    if not (low < value < high):
-        raise ValueError(f"{name} = {value}: valid values lie in ({low}, {high})")
+from .search import finite, probability
 
 
 def epsilon(sensitivity: float, sigma: float, beta: float) -> float:
     """eps achieved by noise `sigma` for an l2 gap `sensitivity` at confidence `beta` (Def. 4.3)."""
-    _check("sigma", sigma)
-    _check("beta", beta, 0.0, 1.0)
-    if sensitivity < 0:
-        raise ValueError(f"sensitivity = {sensitivity}: valid values are >= 0")
+    sensitivity = finite("sensitivity (d1)", sensitivity, strict=False)
+    sigma, beta = finite("sigma", sigma), probability("beta", beta)
     ratio = sensitivity / sigma
     return ratio**2 / 2 + ratio * math.sqrt(2 * math.log(1 / beta))
 
 
 def sigma_for(sensitivity: float, eps: float, beta: float) -> float:
-    """The noise sigma that makes an l2 gap `sensitivity` (eps, beta)-indistinguishable (inverse of `epsilon`)."""
-    _check("epsilon", eps)
-    _check("beta", beta, 0.0, 1.0)
-    if sensitivity < 0:
-        raise ValueError(f"sensitivity = {sensitivity}: valid values are >= 0")
+    """The noise sigma that makes an l2 gap `sensitivity` (eps, beta)-indistinguishable (inverse of `epsilon`).
+
+    The closed form can land one rounding step short of the target; the result is moved up by ulps
+    until `epsilon(sensitivity, sigma, beta) <= eps`, so the printed sigma always certifies eps.
+    """
+    sensitivity = finite("sensitivity (d1)", sensitivity, strict=False)
+    eps, beta = finite("epsilon", eps), probability("beta", beta)
     log_term = math.log(1 / beta)
-    return sensitivity / (math.sqrt(2) * (math.sqrt(log_term + eps) - math.sqrt(log_term)))
+    gap = eps / (math.sqrt(log_term + eps) + math.sqrt(log_term))  # = sqrt(log + eps) - sqrt(log), no cancellation
+    if sensitivity == 0:
+        return 0.0
+    sigma = sensitivity / (math.sqrt(2) * gap) if gap > 0 else math.inf
+    if not math.isfinite(sigma):
+        raise ValueError(f"epsilon = {eps:g} with beta = {beta:g}: the noise it needs overflows; valid: a larger "
+                         "epsilon or beta")
+    for _ in range(64):
+        if epsilon(sensitivity, sigma, beta) <= eps:
+            return sigma
+        sigma = math.nextafter(sigma, math.inf)
+    raise ValueError(f"epsilon = {eps:g}: no sigma near {sigma:.6g} reaches it in floating point; "
+                     "valid: a larger epsilon")

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .search import finite, integer
+
 
 @dataclass(frozen=True)
 class BoundInputs:
@@ -23,6 +25,15 @@ class BoundInputs:
     sigma2_sq: float  # gradient heterogeneity
     df_n: float       # E f(theta^0) - E f(avg theta^{t1})
     df_n1: float      # E f(theta^0) - E f-bar(avg theta-tilde^{t1})
+
+    def __post_init__(self) -> None:
+        """Every input finite: eta, L > 0; n >= 2 clients (one is removed); t1 >= 1; the rest >= 0."""
+        finite("eta", self.eta)
+        finite("L", self.L)
+        integer("n", self.n, 2)
+        integer("t1", self.t1, 1)
+        for name in ("rho1", "rho2", "sigma1_sq", "sigma2_sq", "df_n", "df_n1"):
+            finite(name, getattr(self, name), strict=False)
 
 
 def step_size_limit(L: float, n: int, t1: int, rho1: float, rho2: float) -> float:

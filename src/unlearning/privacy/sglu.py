@@ -21,6 +21,8 @@ from typing import Literal
 import numpy as np
 from scipy.optimize import minimize_scalar
 
+from .search import SIGMA_BRACKET, SIGMA_TOL, finite, integer, least_sigma, probability
+
 Variant = Literal["paper", "code_b", "code_c"]
 VARIANTS: tuple[str, ...] = ("paper", "code_b", "code_c")
 _ALIASES = {"a": "paper", "b": "code_b", "c": "code_c"}
@@ -28,8 +30,6 @@ _ALIASES = {"a": "paper", "b": "code_b", "c": "code_c"}
 ALPHA_ONE = 1 + 1e-6  # "alpha > 1": the 1/(alpha - 1) conversion term is infinite at alpha = 1
 ALPHA_HI = 1e5
 TABLE3_ALPHA = (2.0, 1e5)  # reproduces Table 3 (so does (2, 1e4): the optimum alpha stays below 1e3 there)
-SIGMA_BRACKET = (1e-15, 10.0)  # Algorithm 4's bisection bracket
-SIGMA_TOL = 1e-8
 BURN_IN = {32: 10, 128: 20, 512: 50}  # Table 2; full batch: 1000
 BURN_IN_FULL = 1000
 
@@ -47,6 +47,12 @@ class Constants:
     eta: float | None = None  # step size; None means 1/L
 
     def __post_init__(self) -> None:
+        integer("n", self.n, 1)
+        integer("b", self.b, 1)
+        for name in ("L", "m", "M", "R"):
+            finite(name, getattr(self, name))
+        if self.eta is not None:
+            finite("eta", self.eta)
         if not 0 < self.b <= self.n:
             raise ValueError(f"b = {self.b}: valid values lie in [1, n = {self.n}]")
         if not 0 < self.m <= self.L:
@@ -75,7 +81,7 @@ def logistic_constants(n: int, b: int, lam_per_n: float = 1e-6, M: float = 1.0, 
 
     lambda = lam_per_n * n, L = 1/4 + lambda, m = lambda, eta = 1/L.
     """
-    lam = lam_per_n * n
+    lam = finite("lam_per_n", lam_per_n) * integer("n", n, 1)
     return Constants(n=n, b=b, L=0.25 + lam, m=lam, M=M, R=R)
 
 
@@ -208,7 +214,7 @@ def least_k(satisfied: Callable[[int], bool], start: int = 1, k_max: int = 10**7
         while not satisfied(bad + step):
             bad, step = bad + step, step * 2
             if bad > k_max:
-                raise RuntimeError(f"no K <= {k_max} satisfies the target")
+                raise ValueError(f"no K <= {k_max} reaches the target")
         good = bad + step
     while good - bad > 1:
         mid = (good + bad) // 2
@@ -225,15 +231,43 @@ def least_k(satisfied: Callable[[int], bool], start: int = 1, k_max: int = 10**7
 def thm32_epsilon(k: Constants, sigma: float, K: int, T: int, delta: float,
                   alpha: tuple[float, float] = TABLE3_ALPHA) -> float:
     """(epsilon, delta) of K unlearning epochs after T burn-in epochs, Theorem 3.2 + Prop. K.2."""
+    _check_run(sigma, K, delta, T)
     return eps_dp(lambda a: thm32_rdp(k, sigma, K, T, a), delta, *alpha)
 
 
 def cor38_epsilon(k: Constants, sigma: float, K: int, delta: float, variant: str = "paper", request: int = 1,
                   Z: float | None = None, alpha: tuple[float, float] | None = None) -> float:
     """(epsilon, delta) of K unlearning epochs from a converged model, Cor. 3.8 + Prop. K.2 (Z defaults to Z_B)."""
+    _check_run(sigma, K, delta)
     z = z_b(k, variant) if Z is None else Z
     lo, hi = alpha_range(variant) if alpha is None else alpha
     return eps_dp(lambda a: cor38_rdp(k, sigma, K, z, a, variant, request), delta, lo, hi)
+
+
+def _check_run(sigma: float, K: int, delta: float, T: int | None = None) -> None:
+    """sigma finite > 0, K >= 1 epochs, delta in (0, 1), burn-in T >= 0 epochs (or None)."""
+    finite("sigma", sigma)
+    integer("K", K, 1)
+    probability("delta", delta)
+    if T is not None:
+        integer("burn-in T", T, 0)
+
+
+def conversion_floor(delta: float, alpha_hi: float) -> float:
+    """log(1/delta) / (alpha_hi - 1): Prop. K.2's epsilon as the Renyi bound goes to 0 (sigma or K -> infinity),
+    the infimum of what any certificate of this package reaches with RDP orders up to alpha_hi."""
+    return math.log(1 / delta) / (alpha_hi - 1)
+
+
+def check_target(eps: float, delta: float, alpha_hi: float) -> None:
+    """The target epsilon is finite, positive and above the RDP -> DP conversion's floor."""
+    finite("epsilon", eps)
+    probability("delta", delta)
+    floor = conversion_floor(delta, alpha_hi)
+    if eps <= floor:
+        raise ValueError(f"epsilon = {eps:g}: no sigma or K reaches it; with delta = {delta:g} and Renyi orders up "
+                         f"to {alpha_hi:g}, log(1/delta)/(alpha_max - 1) = {floor:.6g} is the least epsilon any "
+                         f"certificate can state; valid: epsilon > {floor:.6g}")
 
 
 def sigma_for_budget(k: Constants, eps_target: float, delta: float, K_hat: int = 1, T: int | None = None,
@@ -245,20 +279,9 @@ def sigma_for_budget(k: Constants, eps_target: float, delta: float, K_hat: int =
     bound falls with K, "least K <= K_hat" is tested as "epsilon(K_hat) <= target".
     """
     T = burn_in(k) if T is None else T
-    return bisect_sigma(lambda sigma: thm32_epsilon(k, sigma, K_hat, T, delta, alpha) <= eps_target, bracket, tol)
-
-
-def bisect_sigma(enough: Callable[[float], bool], bracket: tuple[float, float] = SIGMA_BRACKET,
-                 tol: float = SIGMA_TOL) -> float:
-    """Algorithm 4's bisection: the upper end of the bracket around the least sigma that is `enough`."""
-    lo, hi = bracket
-    while hi - lo > tol:
-        mid = (lo + hi) / 2
-        if enough(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    check_target(eps_target, delta, alpha[1])
+    return least_sigma(lambda sigma: thm32_epsilon(k, sigma, K_hat, T, delta, alpha) <= eps_target, bracket, tol,
+                       target=f"epsilon {eps_target:g} (Theorem 3.2, K = {K_hat}, T = {T})")
 
 
 def least_k_thm32(k: Constants, sigma: float, eps_target: float, delta: float, T: int | None = None,
@@ -331,16 +354,41 @@ def certificate_epsilon(k: Constants, sigma: float, K: int, delta: float, T: int
 
 def certify_sigma(k: Constants, eps: float, delta: float, K: int = 1, T: int | None = None,
                   variant: str = "paper") -> Certificate:
-    """Given epsilon, delta and K: the least sigma (Algorithm 4's bisection) and the epsilon it achieves."""
-    hi = bisect_sigma(lambda sigma: certificate_epsilon(k, sigma, K, delta, T, variant) <= eps)
+    """Given epsilon, delta and K: the least sigma (Algorithm 4's bisection, its bracket widened where 10 is not
+    enough) and the epsilon it achieves, which is <= eps. Bad input raises a one-line ValueError."""
+    _check_certificate(k, eps, delta, T, variant)
+    integer("K", K, 1)
+    hi = least_sigma(lambda sigma: certificate_epsilon(k, sigma, K, delta, T, variant) <= eps,
+                     target=f"epsilon {eps:g} with K = {K} ({_bound(T)})")
     return Certificate(hi, K, certificate_epsilon(k, hi, K, delta, T, variant), delta, _bound(T))
 
 
 def certify_k(k: Constants, sigma: float, eps: float, delta: float, T: int | None = None,
               variant: str = "paper") -> Certificate:
-    """Given sigma, epsilon and delta: the least K (Algorithm 5) and the epsilon it achieves."""
-    K = least_k(lambda K: certificate_epsilon(k, sigma, K, delta, T, variant) <= eps)
+    """Given sigma, epsilon and delta: the least K (Algorithm 5) and the epsilon it achieves, which is <= eps."""
+    _check_certificate(k, eps, delta, T, variant)
+    finite("sigma", sigma)
+    try:
+        K = least_k(lambda K: certificate_epsilon(k, sigma, K, delta, T, variant) <= eps)
+    except ValueError as err:
+        why = (f"after burn-in T = {T} the burn-in term (2R)^2 c^(2Tn/b) of Theorem 3.2 stays however large K is; "
+               "valid: a larger burn-in T or sigma, or a larger epsilon") if T is not None else \
+            "valid: a larger sigma or epsilon"
+        raise ValueError(f"sigma = {sigma:g}, epsilon = {eps:g}: {err}; {why}") from None
     return Certificate(sigma, K, certificate_epsilon(k, sigma, K, delta, T, variant), delta, _bound(T))
+
+
+def _check_certificate(k: Constants, eps: float, delta: float, T: int | None, variant: str) -> None:
+    """What a certificate for one request needs: n a multiple of b (training drops the last n mod b points of
+    each epoch, so the certificate is for the n it trains on), a valid target, delta and burn-in."""
+    if k.n % k.b:
+        raise ValueError(f"n = {k.n} is not a multiple of b = {k.b}: training drops the last n mod b = {k.n % k.b} "
+                         f"points, so the certificate is for n = {k.n - k.n % k.b}; valid: n = {k.n - k.n % k.b} "
+                         "(or a b that divides n)")
+    if T is not None:
+        integer("burn-in T", T, 0)
+    alpha_hi = TABLE3_ALPHA[1] if T is not None else alpha_range(variant)[1]
+    check_target(eps, delta, alpha_hi)
 
 
 def _bound(T: int | None) -> str:

@@ -14,7 +14,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from unlearning.privacy.sglu import ALPHA_ONE, SIGMA_BRACKET, SIGMA_TOL, eps_dp, least_k
+from unlearning.privacy.search import finite, integer, least_sigma, probability
+from unlearning.privacy.sglu import ALPHA_ONE, check_target, eps_dp, least_k
 
 LU_ALPHA_SIGMA = (ALPHA_ONE, 1e4)  # Theorem M.1 + M.2 sigma search (Fig. 3a): alpha in (1, 1e4]
 LU_ALPHA_SEQUENTIAL = (ALPHA_ONE, 1e5)  # sequential LU (Fig. 3b): alpha in (1, 1e5]
@@ -32,6 +33,17 @@ class BaselineConstants:
     delta: float
     M: float = 1.0
     eta: float | None = None
+
+    def __post_init__(self) -> None:
+        integer("n", self.n, 1)
+        integer("d", self.d, 1)
+        for name in ("L", "m", "M"):
+            finite(name, getattr(self, name))
+        probability("delta", self.delta)
+        if self.eta is not None:
+            finite("eta", self.eta)
+        if self.m > self.L:
+            raise ValueError(f"m = {self.m}, L = {self.L}: need 0 < m <= L")
 
     @property
     def step(self) -> float:
@@ -84,6 +96,8 @@ def sglu_baseline_constants(dataset: str) -> BaselineConstants:
 def d2d_sigma_internal(k: BaselineConstants, eps: float, steps: int) -> float:
     """Theorem L.1 (eq. 74), with internal state and I = ``steps`` unlearning steps:
     sigma = 4 sqrt(2) M gamma^I / (m n (1 - gamma^I) (sqrt(log(1/delta) + eps) - sqrt(log(1/delta))))."""
+    finite("epsilon", eps)
+    integer("steps", steps, 1)
     g, log_inv = k.gamma**steps, math.log(1 / k.delta)
     gap = math.sqrt(log_inv + eps) - math.sqrt(log_inv)
     return 4 * math.sqrt(2) * k.M * g / (k.m * k.n * (1 - g) * gap)
@@ -97,6 +111,7 @@ def d2d_learning_steps(k: BaselineConstants, steps: int, R: float) -> int:
 def d2d_min_steps(k: BaselineConstants, eps: float) -> int:
     """Theorem L.2 (eq. 75): the least integer I >= log(sqrt(2d) / (1 - gamma) / (sqrt(2 log(2/delta) + eps)
     - sqrt(2 log(2/delta)))) / log(1/gamma)."""
+    finite("epsilon", eps)
     base = 2 * math.log(2 / k.delta)
     gap = math.sqrt(base + eps) - math.sqrt(base)
     return math.ceil(math.log(math.sqrt(2 * k.d) / (1 - k.gamma) / gap) / math.log(1 / k.gamma))
@@ -119,6 +134,8 @@ def d2d_sigma_no_state(k: BaselineConstants, eps: float, steps: int) -> float:
     """Theorem L.2 (eq. 76) at I = ``steps``: sigma = 8 M gamma^I / (m n (1 - gamma^I) (sqrt(2 log(2/delta) + 3 eps)
     - sqrt(2 log(2/delta) + 2 eps))). The theorem takes I = `d2d_min_steps` (MNIST 1.56e-4 with 4.6's constants);
     the authors' code took the request's total steps K_i (8.09e-6, the value spec 4.6 lists)."""
+    finite("epsilon", eps)
+    integer("steps", steps, 1)
     g, base = k.gamma**steps, 2 * math.log(2 / k.delta)
     gap = math.sqrt(base + 3 * eps) - math.sqrt(base + 2 * eps)
     return 8 * k.M * g / (k.m * k.n * (1 - g) * gap)
@@ -143,20 +160,20 @@ def lu_rdp(k: BaselineConstants, sigma: float, K: int, alpha: float, S: int = 1)
 def lu_epsilon(k: BaselineConstants, sigma: float, K: int, S: int = 1,
                alpha: tuple[float, float] = LU_ALPHA_SIGMA) -> float:
     """(epsilon, delta) of one LU request: eq. 79 + Prop. K.2 over alpha in (1, 1e4]."""
+    finite("sigma", sigma)
+    integer("K", K, 1)
+    integer("S", S, 1)
     return eps_dp(lambda a: lu_rdp(k, sigma, K, a, S), k.delta, *alpha)
 
 
 def lu_sigma_for_budget(k: BaselineConstants, eps: float, K_hat: int = 1, S: int = 1,
                         alpha: tuple[float, float] = LU_ALPHA_SIGMA) -> float:
-    """Fig. 3a's LU sigma: the least sigma whose least K is <= K_hat, by bisection (1e-15, 10, tol 1e-8)."""
-    lo, hi = SIGMA_BRACKET
-    while hi - lo > SIGMA_TOL:
-        mid = (lo + hi) / 2
-        if lu_epsilon(k, mid, K_hat, S, alpha) <= eps:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    """Fig. 3a's LU sigma: the least sigma whose least K is <= K_hat, by Algorithm 4's bisection (1e-15, 10,
+    tol 1e-8; widened where 10 is not enough), so lu_epsilon(sigma) <= eps."""
+    check_target(eps, k.delta, alpha[1])
+    integer("K_hat", K_hat, 1)
+    return least_sigma(lambda sigma: lu_epsilon(k, sigma, K_hat, S, alpha) <= eps,
+                       target=f"epsilon {eps:g} for LU with K = {K_hat}")
 
 
 def lu_sequential_rdp(k: BaselineConstants, sigma: float, ks: list[int], S: int = 1,

@@ -15,6 +15,7 @@ forgotten samples are dropped from that order, so retraining sees the same order
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 
@@ -67,6 +68,7 @@ class Schedule:
     seed: int
     graph_nodes: int           # nodes of every round's graph (all clients, active or not)
     keep_connected_without: tuple[int, ...] = ()  # graphs stay connected without these clients
+    experiment: str = ""       # named in errors (a diverged run)
 
     @classmethod
     def from_config(cls, cfg: dict, seed: int, removable: tuple[int, ...] = ()) -> "Schedule":
@@ -153,6 +155,39 @@ def mix(theta: torch.Tensor, pseudo: torch.Tensor, w: torch.Tensor, lr: float, m
     raise ValueError(f"mixing {mixing!r}: unknown; valid: model, gradient")
 
 
+class Diverged(FloatingPointError):
+    """Training produced a non-finite loss, gradient or weight; the message names the round and local step."""
+
+
+def first_nonfinite_step(theta: torch.Tensor, data: ClientData, idx: torch.Tensor, weight: torch.Tensor, lr: float,
+                         loss_fn) -> str:
+    """Replays one round's local steps client by client (only after a failure) and says where the loss, the
+    gradient or the weights first stopped being finite."""
+    grad_fn = grad(loss_fn)
+    phi = theta.clone()
+    for s in range(idx.shape[1]):
+        for i in range(phi.shape[0]):
+            if not bool(weight[i, s].any()):
+                continue
+            rows = idx[i, s].to(theta.device)
+            xb, yb, wb = data.x.index_select(0, rows), data.y.index_select(0, rows), weight[i, s].to(theta.device)
+            if not bool(torch.isfinite(phi[i]).all()):
+                return f"local step {s + 1}: the weights of client row {i} are not finite"
+            loss = float(loss_fn(phi[i], xb, yb, wb))
+            g = grad_fn(phi[i], xb, yb, wb)
+            if not math.isfinite(loss) or not bool(torch.isfinite(g).all()):
+                return f"local step {s + 1}: client row {i}'s loss is {loss:g}, its gradient finite: " \
+                       f"{bool(torch.isfinite(g).all())}"
+            phi[i] = phi[i] - lr * g
+    return "the mixing step: every local step stayed finite, the mixed weights did not"
+
+
+def check_finite(theta: torch.Tensor, what: str) -> None:
+    """One cheap check per round: raise Diverged naming `what` when any weight is NaN or infinite."""
+    if not bool(torch.isfinite(theta).all()):
+        raise Diverged(f"{what}: weights are not finite (the run diverged); valid: a smaller learning rate")
+
+
 @dataclass
 class TrainLog:
     grad_evals: int = 0
@@ -182,7 +217,11 @@ def train(model: nn.Module, spec: FlatSpec, theta: torch.Tensor, data: ClientDat
             if sched.keep_connected_without:
                 mixing["W_without"] = metropolis_hastings_without(graph, clients, sched.keep_connected_without)
             history.append(t, pseudo, mixing)
-        theta = mix(theta, pseudo, w, sched.lr, sched.mixing)
+        before, theta = theta, mix(theta, pseudo, w, sched.lr, sched.mixing)
+        if not bool(torch.isfinite(theta).all()):  # one check per round; the replay runs only on failure
+            where = first_nonfinite_step(before, data, idx, weight, sched.lr, make_loss(model, spec))
+            raise Diverged(f"{sched.experiment or 'training'}: diverged in round {t} (counting from 0), {where}; "
+                           f"lr = {sched.lr:g}; valid: a smaller train.lr")
         log.grad_evals += int(weight.sum())
         if checkpoints is not None and checkpoint_every and (t + 1) % checkpoint_every == 0:
             checkpoints.save(t + 1, theta, clients)
