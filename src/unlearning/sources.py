@@ -56,8 +56,8 @@ def _imports(path: Path) -> set[str]:
 
 @cache
 def module_files(module: str) -> tuple[str, ...]:
-    """Sorted package-relative paths (src/unlearning/...) of `module` and everything it imports in the package,
-    with the `__init__.py` of every package on the way."""
+    """Sorted absolute paths of `module` and everything it imports in the package, with the `__init__.py` of
+    every package on the way."""
     seen: set[Path] = set()
     todo = [module]
     while todo:
@@ -70,4 +70,4 @@ def module_files(module: str) -> tuple[str, ...]:
                 todo.extend(_imports(path))
     if _file(module) is None:
         raise ValueError(f"{module}: not a module of the {PACKAGE} package")
-    return tuple(sorted(str(Path("src") / PACKAGE / p.relative_to(ROOT)) for p in seen))
+    return tuple(sorted(str(p) for p in seen))

@@ -52,8 +52,10 @@ THREADS = auto_threads() if config["engine"]["cpu_threads"] == "auto" else confi
 
 def code(module):
     """The package's source files that `module` runs (its import closure), as a rule input: editing one
-    re-runs exactly the steps that import it (Snakemake's mtime trigger)."""
-    return list(module_files(module))
+    re-runs exactly the steps that import it (Snakemake's mtime trigger). Relative to the working directory
+    where the package lies under it (a checkout), else absolute (`snakemake -d elsewhere`)."""
+    here = os.getcwd()
+    return [os.path.relpath(p) if p.startswith(here + os.sep) else p for p in module_files(module)]
 
 
 SPINE_CODE = code("unlearning.steps")
