@@ -30,3 +30,24 @@ rule all:
         "reports/pdudt/index.md",
         "reports/sglu/index.md",
     default_target: True
+
+
+# Targets of the DVC stages (dvc.yaml): `data` = processed tensors and features of every dataset a step
+# trains on; `experiments` = everything the reports read. Snakemake decides within each what is out of date.
+localrules:
+    all,
+    data,
+    experiments,
+
+
+rule data:
+    input:
+        sorted({features_path(e) for e in ["spine", *PDUDT_EXPS]}),
+        [f"data/processed/{d}.safetensors" for d in SGLU_TRAINED],
+
+
+rule experiments:
+    input:
+        rules.report.input,
+        rules.pdudt_report.input,
+        rules.sglu_report.input,

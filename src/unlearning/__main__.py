@@ -14,13 +14,15 @@ import torch
 from .config import ParamsError, load_checked
 from .data.datasets import DatasetUnavailable
 from .files import CorruptFile
+from .resolved import stamp
 
 
 def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)  # accepted before or after the step's name
     common.add_argument("--params", default=argparse.SUPPRESS, help="path of params.yaml (default: params.yaml)")
     common.add_argument("--threads", type=int, default=argparse.SUPPRESS,
-                        help="torch CPU threads (default: engine.cpu_threads)")
+                        help="torch CPU threads (the rule's threads; default: engine.cpu_threads, "
+                        "auto = torch's default)")
     p = argparse.ArgumentParser(prog="python -m unlearning", description=__doc__, parents=[common])
     sub = p.add_subparsers(dest="step", required=True)
     sub.add_parser("check-params", help="validate params.yaml and exit", parents=[common])
@@ -180,8 +182,9 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         return 0
     try:
-        params = load_checked(args.params)
-        torch.set_num_threads(args.threads or params["engine"]["cpu_threads"])
+        params = stamp(load_checked(args.params))
+        if (threads := args.threads or params["engine"]["cpu_threads"]) != "auto":
+            torch.set_num_threads(threads)
         from . import steps
 
         if args.step == "check-params":

@@ -15,6 +15,7 @@ from .experiment import load_setup, make_split
 from .files import load_metadata, load_tensors, read_json, save_tensors, write_json
 from .history import CheckpointStore, HistoryWriter
 from .methods import Cost, TrainedState, get_method
+from .resolved import config_record
 from .train.dsgd import train
 
 log = logging.getLogger("unlearning")
@@ -105,7 +106,7 @@ def step_evaluate(params: dict, name: str, method: str, features: str, split: st
     costs = read_json(cost)
     metrics.update({"method": method, "experiment": name, "scale": params["scale"],
                     "certificate": meta.get("certificate", {}), "grad_evals": costs["grad_evals"],
-                    "bytes_read": costs["bytes_read"]})
+                    "bytes_read": costs["bytes_read"], "config": config_record(params)})
     write_json(out, metrics)
     log.info("%s: test accuracy %.4f, forget accuracy %s, MIA AUC %s (%.1f s)", method, metrics["test_accuracy"],
              metrics["forget_accuracy"], metrics["mia_loss_threshold_auc"], time.perf_counter() - start)

@@ -24,6 +24,7 @@ from .files import load_metadata, load_tensors, read_json, save_tensors, write_j
 from .history import History, HistoryWriter
 from .methods import Cost, TrainedState, get_method
 from .methods.pdudt import add_noise, client_correction, client_noise
+from .resolved import config_record
 from .seeding import generator
 from .steps import _load_models, write_cost
 from .train.dsgd import train
@@ -160,7 +161,8 @@ def step_gaps(params: dict, name: str, features: str, split: str, pretrain_dir: 
                         "client_gap_mean": float((corrected - retrained).norm(dim=1).mean()),
                         "implied_epsilon": {str(sigma): epsilon(gap, sigma, beta) for sigma in cfg["sigmas"]}}
         log.info("%s: ||avg corrected - avg retrained|| = %.5f", method, gap)
-    write_json(out, {"experiment": name, "beta": beta, "checkpoint": "A, before noise", "methods": rows})
+    write_json(out, {"experiment": name, "beta": beta, "checkpoint": "A, before noise", "methods": rows,
+                     "config": config_record(params)})
 
 
 def continue_training(setup: Setup, theta: torch.Tensor, clients: list[int], start: int, rounds: int, lr: float,
@@ -341,7 +343,7 @@ def step_evaluate(params: dict, name: str, method: str, features: str, split: st
             for sigma, theta in variants]
     if cost is not None:
         result["cost"] = read_json(cost)
-    write_json(out, result)
+    write_json(out, {**result, "config": config_record(params)})
     log.info("%s evaluated: models on %s, the attack's random forests on the CPU (scikit-learn)", method, setup.device)
 
 
@@ -408,6 +410,6 @@ def step_timing(params: dict, name: str, features: str, split: str, pretrain_dir
         _, busiest, seconds = hdus.unlearn(setup, servers / "hdus" / "history", cfg["hdus"]["refit_lr"])
         result["methods"]["hdus"] = {"seconds": seconds, "client": busiest,
                                      "how": "ensemble re-fit on the client holding the most seeds, one run"}
-    write_json(out, result)
+    write_json(out, {**result, "config": config_record(params)})
     log.info("timed on %s; PDUDT, PDUDT(ES) and FedRecovery replay the memory-mapped history on the CPU",
              setup.device)

@@ -30,6 +30,7 @@ from .experiment import pick_device
 from .files import load_metadata, load_tensors, read_json, save_tensors, write_json
 from .privacy import sglu as acc
 from .privacy import sglu_baselines as base
+from .resolved import config_record
 from .seeding import generator
 from .train import noisy_sgd as sgd
 
@@ -148,7 +149,7 @@ def step_accounting(params: dict, dataset: str, features: str | None, out: str) 
     started = time.perf_counter()
     result = accounting(cfg, dataset, n, d, x)
     result["n_source"] = "features" if features else "paper (spec 4.1)"
-    write_json(out, result)
+    write_json(out, {**result, "config": config_record(params)})
     log.info("%s accounting in %.1f s (on the CPU: scipy root finding and float64 arithmetic)", dataset,
              time.perf_counter() - started)
 
@@ -243,7 +244,7 @@ def step_fig3a(params: dict, dataset: str, features: str, accounting_file: str, 
                T=cfg["baselines"]["d2d_burn_in"])
     seconds["d2d learn"] = learned - started
     write_json(out, {"dataset": dataset, "n": n, "trials": trials, "partitions": _groups(cfg),
-                     "projection": f3a["projection"], "rows": rows})
+                     "projection": f3a["projection"], "rows": rows, "config": config_record(params)})
     write_json(timing, {"rows": trials * len(eps), "seconds": seconds, "threads": torch.get_num_threads(),
                         "device": str(device)})
 
@@ -307,6 +308,6 @@ def step_fig3c(params: dict, dataset: str, features: str, accounting_file: str, 
         log.info("fig3c b=%s: %d rows on %s, learn + %d requests in %.1f s", b, len(sigma), device, requests,
                  unlearn_s)
     write_json(out, {"dataset": dataset, "n": n, "trials": trials, "partitions": _groups(cfg, trials),
-                     "variant": variant, "requests": requests, "rows": rows})
+                     "variant": variant, "requests": requests, "rows": rows, "config": config_record(params)})
     write_json(timing, {"rows": len(sigma), "seconds": seconds, "threads": torch.get_num_threads(),
                         "device": str(device)})

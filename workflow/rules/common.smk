@@ -1,4 +1,5 @@
 # Config validation and every input function, in one place.
+import os
 import shlex
 import sys
 
@@ -7,6 +8,8 @@ from snakemake.utils import validate
 from unlearning.config import ParamsError, check_params, experiment_config, experiments, load_params, section_config
 from unlearning.data.datasets import missing_reason
 from unlearning.steps_sglu import missing_reason as sglu_missing_reason
+from unlearning.resolved import write_resolved
+from unlearning.sources import module_files
 
 try:
     for path in workflow.configfiles:  # Snakemake's own YAML loader keeps the last of duplicate keys
@@ -23,9 +26,43 @@ except Exception as err:  # one line naming the key, then stop before any job ru
     sys.exit(2)
 
 SPINE = experiment_config(config, "spine")
-PY = f"{shlex.quote(sys.executable)} -m unlearning --params params.yaml"  # the Python running Snakemake
-GPU = 1 if config["scale"] == "paper" and config["device"] != "cpu" else 0
-THREADS = config["engine"]["cpu_threads"]
+# The configuration Snakemake holds (params.yaml, then --configfile, then --config key=value), written once
+# under its content hash: every job reads exactly this file, so it computes what Snakemake planned. In the
+# working directory, so that cluster jobs on a shared filesystem see it.
+RESOLVED = write_resolved(config, ".snakemake/resolved")
+PY = f"{shlex.quote(sys.executable)} -m unlearning --params {RESOLVED}"  # the Python running Snakemake
+
+
+def cuda_used():
+    """Whether jobs will compute on CUDA: device cuda, or auto where torch sees a GPU."""
+    import torch
+
+    return config["device"] == "cuda" or (config["device"] == "auto" and torch.cuda.is_available())
+
+
+def auto_threads():
+    """engine.cpu_threads: auto = every core Snakemake was given (--cores), else the machine's."""
+    try:
+        return workflow.cores
+    except Exception:  # no --cores (e.g. a cluster run with --jobs only)
+        return os.cpu_count() or 1
+
+
+GPU = 1 if cuda_used() else 0  # the profile caps concurrent GPU jobs with --resources gpu=N
+THREADS = auto_threads() if config["engine"]["cpu_threads"] == "auto" else config["engine"]["cpu_threads"]
+
+
+def code(module):
+    """The package's source files that `module` runs (its import closure), as a rule input: editing one
+    re-runs exactly the steps that import it (Snakemake's mtime trigger). Relative to the working directory
+    where the package lies under it (a checkout), else absolute (`snakemake -d elsewhere`)."""
+    here = os.getcwd()
+    return [os.path.relpath(p) if p.startswith(here + os.sep) else p for p in module_files(module)]
+
+
+SPINE_CODE = code("unlearning.steps")
+PDUDT_CODE = code("unlearning.steps_pdudt")
+SGLU_CODE = code("unlearning.steps_sglu")
 
 
 TRAINING_KEYS = ("dataset", "model", "mlp_hidden", "clients", "partition", "topology", "train", "forget")

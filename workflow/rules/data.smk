@@ -2,6 +2,8 @@
 
 
 rule prepare_dataset:
+    input:
+        code=SPINE_CODE,
     output:
         "data/processed/{dataset}.safetensors",
     params:
@@ -12,12 +14,13 @@ rule prepare_dataset:
         "logs/benchmarks/prepare/{dataset}.tsv"
     threads: THREADS
     shell:
-        "{PY} prepare --dataset {wildcards.dataset} --out {output} > {log} 2>&1"
+        "{PY} --threads {threads} prepare --dataset {wildcards.dataset} --out {output} > {log} 2>&1"
 
 
 rule split:
     input:
-        lambda wc: features_path(wc.exp),
+        features=lambda wc: features_path(wc.exp),
+        code=SPINE_CODE,
     output:
         "data/splits/{exp}.safetensors",
     params:
@@ -28,4 +31,4 @@ rule split:
         "logs/benchmarks/split/{exp}.tsv"
     threads: THREADS
     shell:
-        "{PY} split --exp {wildcards.exp} --features {input} --out {output} > {log} 2>&1"
+        "{PY} --threads {threads} split --exp {wildcards.exp} --features {input.features} --out {output} > {log} 2>&1"

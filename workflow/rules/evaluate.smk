@@ -5,6 +5,7 @@ rule evaluate:
     input:
         features=lambda wc: features_path(wc.exp),
         split="data/splits/{exp}.safetensors",
+        code=SPINE_CODE,
         models=models_of,
         cost=cost_of,
     output:
@@ -21,5 +22,5 @@ rule evaluate:
     resources:
         gpu=GPU,
     shell:
-        "{PY} evaluate --exp {wildcards.exp} --method {wildcards.method} --features {input.features} "
+        "{PY} --threads {threads} evaluate --exp {wildcards.exp} --method {wildcards.method} --features {input.features} "
         "--split {input.split} --models {input.models} --cost {input.cost} --out {output} > {log} 2>&1"

@@ -3,7 +3,8 @@
 
 rule features:
     input:
-        "data/processed/{dataset}.safetensors",
+        processed="data/processed/{dataset}.safetensors",
+        code=SPINE_CODE,
     output:
         "data/features/{dataset}.safetensors",
     log:
@@ -12,4 +13,4 @@ rule features:
         "logs/benchmarks/features/{dataset}.tsv"
     threads: THREADS
     shell:
-        "{PY} features --processed {input} --out {output} > {log} 2>&1"
+        "{PY} --threads {threads} features --processed {input.processed} --out {output} > {log} 2>&1"

@@ -7,6 +7,7 @@ rule pdudt_server:
     input:
         features=lambda wc: features_path(wc.exp),
         split="data/splits/{exp}.safetensors",
+        code=PDUDT_CODE,
     output:
         models="artifacts/{exp}/server/{kind}/models.safetensors",
         cost="artifacts/{exp}/server/{kind}/cost.json",
@@ -25,7 +26,7 @@ rule pdudt_server:
         gpu=GPU,
         mem_mb=8000,
     shell:
-        "{PY} pdudt-server --exp {wildcards.exp} --kind {wildcards.kind} --features {input.features} "
+        "{PY} --threads {threads} pdudt-server --exp {wildcards.exp} --kind {wildcards.kind} --features {input.features} "
         "--split {input.split} --out-dir artifacts/{wildcards.exp}/server/{wildcards.kind} "
         "--timing {output.timing} > {log} 2>&1"
 
@@ -34,6 +35,7 @@ rule pdudt_variants:
     input:
         features=lambda wc: features_path(wc.exp),
         split="data/splits/{exp}.safetensors",
+        code=PDUDT_CODE,
         trained=pdudt_trained_inputs,
     output:
         models="artifacts/{exp}/unlearn/{method}/models.safetensors",
@@ -52,7 +54,7 @@ rule pdudt_variants:
     resources:
         gpu=GPU,
     shell:
-        "{PY} pdudt-variants --exp {wildcards.exp} --method {wildcards.method} --features {input.features} "
+        "{PY} --threads {threads} pdudt-variants --exp {wildcards.exp} --method {wildcards.method} --features {input.features} "
         "--split {input.split} --trained-dir {params.trained_dir} "
         "--out-dir artifacts/{wildcards.exp}/unlearn/{wildcards.method} --timing {output.timing} > {log} 2>&1"
 
@@ -61,6 +63,7 @@ rule pdudt_continue:
     input:
         features=lambda wc: features_path(wc.exp),
         split="data/splits/{exp}.safetensors",
+        code=PDUDT_CODE,
         models=lambda wc: pdudt_models_a(wc.exp, wc.method),
     output:
         models="artifacts/{exp}/subsequent/{method}/models.safetensors",
@@ -77,7 +80,7 @@ rule pdudt_continue:
     resources:
         gpu=GPU,
     shell:
-        "{PY} pdudt-continue --exp {wildcards.exp} --method {wildcards.method} --features {input.features} "
+        "{PY} --threads {threads} pdudt-continue --exp {wildcards.exp} --method {wildcards.method} --features {input.features} "
         "--split {input.split} --models {input.models} "
         "--out-dir artifacts/{wildcards.exp}/subsequent/{wildcards.method} > {log} 2>&1"
 
@@ -86,6 +89,7 @@ rule pdudt_attack:
     input:
         features=lambda wc: features_path(wc.exp),
         split="data/splits/{exp}.safetensors",
+        code=PDUDT_CODE,
     output:
         "artifacts/{exp}/attack/shadow.safetensors",
     params:
@@ -98,7 +102,7 @@ rule pdudt_attack:
     resources:
         gpu=GPU,
     shell:
-        "{PY} pdudt-attack --exp {wildcards.exp} --features {input.features} --split {input.split} "
+        "{PY} --threads {threads} pdudt-attack --exp {wildcards.exp} --features {input.features} --split {input.split} "
         "--out {output} > {log} 2>&1"
 
 
@@ -106,6 +110,7 @@ rule pdudt_gaps:
     input:
         features=lambda wc: features_path(wc.exp),
         split="data/splits/{exp}.safetensors",
+        code=PDUDT_CODE,
         pretrain="artifacts/{exp}/pretrain/models.safetensors",
         history="artifacts/{exp}/pretrain/history",
         retrain="artifacts/{exp}/unlearn/retrain/models.safetensors",
@@ -119,7 +124,7 @@ rule pdudt_gaps:
         "logs/benchmarks/pdudt/{exp}/gaps.tsv"
     threads: THREADS
     shell:
-        "{PY} pdudt-gaps --exp {wildcards.exp} --features {input.features} --split {input.split} "
+        "{PY} --threads {threads} pdudt-gaps --exp {wildcards.exp} --features {input.features} --split {input.split} "
         "--pretrain-dir artifacts/{wildcards.exp}/pretrain --retrain-models {input.retrain} --out {output} "
         "> {log} 2>&1"
 
@@ -127,6 +132,7 @@ rule pdudt_gaps:
 rule pdudt_evaluate:
     input:
         unpack(pdudt_evaluate_inputs),
+        code=PDUDT_CODE,
     output:
         "results/{exp}/{method}.json",
     wildcard_constraints:
@@ -143,7 +149,7 @@ rule pdudt_evaluate:
     resources:
         gpu=GPU,
     shell:
-        "{PY} pdudt-evaluate --exp {wildcards.exp} --method {wildcards.method} --features {input.features} "
+        "{PY} --threads {threads} pdudt-evaluate --exp {wildcards.exp} --method {wildcards.method} --features {input.features} "
         "--split {input.split} --attack {input.attack} --models-a {input.models_a} {params.optional} "
         "--out {output} > {log} 2>&1"
 
@@ -152,6 +158,7 @@ rule pdudt_timing:
     input:
         features=lambda wc: features_path(wc.exp),
         split="data/splits/{exp}.safetensors",
+        code=PDUDT_CODE,
         history="artifacts/{exp}/pretrain/history",
         servers=lambda wc: [f"artifacts/{wc.exp}/server/{k}/history" for k in PDUDT_SERVERS if k in PDUDT["methods"]],
     output:
@@ -166,7 +173,7 @@ rule pdudt_timing:
     resources:
         gpu=GPU,
     shell:
-        "{PY} pdudt-timing --exp {wildcards.exp} --features {input.features} --split {input.split} "
+        "{PY} --threads {threads} pdudt-timing --exp {wildcards.exp} --features {input.features} --split {input.split} "
         "--pretrain-dir artifacts/{wildcards.exp}/pretrain --server-root artifacts/{wildcards.exp}/server "
         "--out {output} > {log} 2>&1"
 

@@ -5,6 +5,7 @@ rule pretrain:
     input:
         features=lambda wc: features_path(wc.exp),
         split="data/splits/{exp}.safetensors",
+        code=SPINE_CODE,
     output:
         models="artifacts/{exp}/pretrain/models.safetensors",
         cost="artifacts/{exp}/pretrain/cost.json",
@@ -25,5 +26,5 @@ rule pretrain:
         mem_mb=8000,
         runtime=120,
     shell:
-        "{PY} pretrain --exp {wildcards.exp} --features {input.features} --split {input.split} "
+        "{PY} --threads {threads} pretrain --exp {wildcards.exp} --features {input.features} --split {input.split} "
         "--out artifacts/{wildcards.exp}/pretrain --timing {output.timing} > {log} 2>&1"

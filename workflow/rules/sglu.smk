@@ -4,7 +4,8 @@
 
 rule sglu_features:
     input:
-        "data/processed/{dataset}.safetensors",
+        processed="data/processed/{dataset}.safetensors",
+        code=SGLU_CODE,
     output:
         "data/sglu/{dataset}.safetensors",
     params:
@@ -17,12 +18,13 @@ rule sglu_features:
     resources:
         gpu=GPU,
     shell:
-        "{PY} sglu-features --dataset {wildcards.dataset} --processed {input} --out {output} > {log} 2>&1"
+        "{PY} --threads {threads} sglu-features --dataset {wildcards.dataset} --processed {input.processed} --out {output} > {log} 2>&1"
 
 
 rule sglu_accounting:
     input:
-        sglu_features_input,
+        features=sglu_features_input,
+        code=SGLU_CODE,
     output:
         "results/sglu/{dataset}/accounting.json",
     params:
@@ -34,13 +36,14 @@ rule sglu_accounting:
         "logs/benchmarks/sglu/{dataset}/accounting.tsv"
     threads: 1
     shell:
-        "{PY} sglu-accounting --dataset {wildcards.dataset} {params.features} --out {output} > {log} 2>&1"
+        "{PY} --threads {threads} sglu-accounting --dataset {wildcards.dataset} {params.features} --out {output} > {log} 2>&1"
 
 
 rule sglu_run:
     input:
         features="data/sglu/{dataset}.safetensors",
         accounting="results/sglu/{dataset}/accounting.json",
+        code=SGLU_CODE,
     output:
         result="results/sglu/{dataset}/{figure}.json",
         timing="timings/sglu/{dataset}/{figure}.json",
@@ -56,7 +59,7 @@ rule sglu_run:
     resources:
         gpu=GPU,
     shell:
-        "{PY} sglu-{wildcards.figure} --dataset {wildcards.dataset} --features {input.features} "
+        "{PY} --threads {threads} sglu-{wildcards.figure} --dataset {wildcards.dataset} --features {input.features} "
         "--accounting {input.accounting} --out {output.result} --timing {output.timing} > {log} 2>&1"
 
 

@@ -5,6 +5,7 @@ rule unlearn:
     input:
         features=lambda wc: features_path(wc.exp),
         split="data/splits/{exp}.safetensors",
+        code=SPINE_CODE,
         models="artifacts/{exp}/pretrain/models.safetensors",
         checkpoints="artifacts/{exp}/pretrain/checkpoints",
         history="artifacts/{exp}/pretrain/history",
@@ -26,6 +27,6 @@ rule unlearn:
         mem_mb=8000,
         runtime=120,
     shell:
-        "{PY} unlearn --exp {wildcards.exp} --method {wildcards.method} --features {input.features} "
+        "{PY} --threads {threads} unlearn --exp {wildcards.exp} --method {wildcards.method} --features {input.features} "
         "--split {input.split} --pretrain-dir artifacts/{wildcards.exp}/pretrain "
         "--out artifacts/{wildcards.exp}/unlearn/{wildcards.method} --timing {output.timing} > {log} 2>&1"

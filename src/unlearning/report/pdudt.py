@@ -20,6 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..files import atomic_path
+from ..resolved import check_inputs
 
 REFERENCE = Path(__file__).resolve().parents[3] / "reference" / "pdudt"
 LABELS = {"original": "Origin", "original_all": "Origin (all n clients)", "retrain": "Retrain",
@@ -304,6 +305,7 @@ def write_report(params: dict, results: list[str], curves: list[str], timings: l
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     cfg = section_config(params, "pdudt")
+    header = check_inputs(params, [*results, *timings, *gaps])  # before any file is written
     loaded = _load(results)
     default_sigma = {d: cfg["default_sigma"] for d in cfg["datasets"]}
     t2 = table2(_load(timings), missing)
@@ -318,7 +320,7 @@ def write_report(params: dict, results: list[str], curves: list[str], timings: l
             df.to_csv(tmp, index=False, float_format="%.6g")
     _plots(f1, f2, sub, out)
     lines = [
-        f"# PDUDT (Qiao et al., ICML 2025): scale `{params['scale']}`", "",
+        f"# PDUDT (Qiao et al., ICML 2025): scale `{params['scale']}`", "", header, "",
         "Setting: gradient-mixing D-SGD (Eq. 2) on a fresh Erdos-Renyi graph per round (p_edge "
         f"{cfg['topology']['p_edge']}), {cfg['clients']} clients, the target client {cfg['forget']['client']} holding "
         f"all of class {cfg['forget']['class']}; t1 = {cfg['train']['rounds']}, lr {cfg['train']['lr']}, batch "

@@ -19,6 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..files import atomic_path
+from ..resolved import check_inputs
 
 REFERENCE = Path(__file__).resolve().parents[3] / "reference" / "sglu"
 PAPER_DATASETS = ("mnist", "cifar10")
@@ -299,6 +300,7 @@ def write_report(params: dict, accounting: list[str], fig3a_files: list[str], fi
     from ..config import section_config
 
     cfg = section_config(params, "sglu")
+    header = check_inputs(params, [*accounting, *fig3a_files, *fig3c_files])  # before any file is written
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     accounts = _load(accounting)
@@ -313,7 +315,7 @@ def write_report(params: dict, accounting: list[str], fig3a_files: list[str], fi
     variant = VARIANT_LABEL[cfg["accounting"]]
     timing_files = _load(timings)
     lines = [
-        f"# SGLU (Chien et al., 2024): scale `{params['scale']}`", "",
+        f"# SGLU (Chien et al., 2024): scale `{params['scale']}`", "", header, "",
         f"Binary L2-regularised logistic regression (lambda = {cfg['lam_per_n']:g} n, M = {cfg['clip']:g}, "
         f"R = {cfg['radius']:g}), eta = 1/L, delta = 1/n; {cfg['trials']} trials per cell; runs certified with "
         f"variant {variant}. Table 3 and Figures 3b/3d are accounting only and run in full for every dataset "

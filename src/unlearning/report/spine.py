@@ -18,6 +18,7 @@ import seaborn as sns  # noqa: E402
 
 from ..config import experiment_config  # noqa: E402
 from ..files import atomic_path, read_json  # noqa: E402
+from ..resolved import check_inputs  # noqa: E402
 
 METRIC_COLUMNS = {
     "test_accuracy": "test accuracy",
@@ -56,6 +57,7 @@ def figure(metrics: pd.DataFrame, path: Path) -> None:
 def write_report(params: dict, results: list[str], timings: list[str], out_dir: str) -> None:
     out = Path(out_dir)
     cfg = experiment_config(params, "spine")
+    header = check_inputs(params, results)  # before any file is written
     metrics, timing = tables(results, timings)
     table = metrics.merge(timing, on="method").rename(columns=METRIC_COLUMNS)
     for df, name in ((metrics.rename(columns=METRIC_COLUMNS), "metrics.csv"), (timing, "timing.csv")):
@@ -67,7 +69,7 @@ def write_report(params: dict, results: list[str], timings: list[str], out_dir: 
                f"{cfg['topology']['kind']} topology, {cfg['train']['mixing']} mixing, {cfg['train']['rounds']} "
                f"rounds, forget request: {cfg['forget']['kind']}, scale {params['scale']}, seed {params['seed']}")
     md = "\n".join([
-        "# Certified unlearning in decentralized learning: report", "",
+        "# Certified unlearning in decentralized learning: report", "", header, "",
         "## Spine experiment", "", f"Setting: {setting}.", "",
         table.to_markdown(index=False), "",
         "`original` is the trained model before unlearning. Accuracies are of the average model of the "
@@ -81,7 +83,7 @@ def write_report(params: dict, results: list[str], timings: list[str], out_dir: 
         tmp.write_text(md)
     image = base64.b64encode(fig_path.read_bytes()).decode()
     html = (f"<!doctype html><html><head><meta charset='utf-8'><title>Unlearning report</title></head><body>"
-            f"<h1>Certified unlearning in decentralized learning: report</h1><h2>Spine experiment</h2>"
+            f"<h1>Certified unlearning in decentralized learning: report</h1><p>{header}</p><h2>Spine experiment</h2>"
             f"<p>Setting: {setting}.</p>{table.to_html(index=False, border=0)}"
             f"<img alt='spine' src='data:image/png;base64,{image}'/></body></html>\n")
     with atomic_path(out / "index.html") as tmp:

@@ -1,0 +1,73 @@
+"""The package's source files a module runs: the closure of its imports inside the package, found statically.
+
+Snakemake rules list these files as inputs (workflow/rules/common.smk), so that editing a module re-runs
+exactly the steps that import it, directly or not, and nothing else. Imports inside functions count too:
+the package imports its steps lazily. A module that imports by name at run time (`importlib.import_module`,
+as the method registry does) counts as importing every module of its own package.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import cache
+from pathlib import Path
+
+PACKAGE = "unlearning"
+ROOT = Path(__file__).resolve().parent
+
+
+def _file(module: str) -> Path | None:
+    """The file of `unlearning.a.b`: a/b.py or a/b/__init__.py; None outside the package or if absent."""
+    parts = module.split(".")
+    if parts[0] != PACKAGE:
+        return None
+    base = ROOT.joinpath(*parts[1:])
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+def _module_of(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = [PACKAGE, *rel.parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """Modules named by the import statements of `path`, made absolute."""
+    package = _module_of(path) if path.name == "__init__.py" else _module_of(path).rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)  # `from . import steps`
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "import_module":
+            folder = _file(package).parent
+            found.update(f"{package}.{p.stem}" for p in folder.glob("*.py") if p.stem != "__init__")
+    return found
+
+
+@cache
+def module_files(module: str) -> tuple[str, ...]:
+    """Sorted absolute paths of `module` and everything it imports in the package, with the `__init__.py` of
+    every package on the way."""
+    seen: set[Path] = set()
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        parts = name.split(".")
+        for i in range(1, len(parts) + 1):  # parent packages run their __init__ first
+            path = _file(".".join(parts[:i]))
+            if path is not None and path not in seen:
+                seen.add(path)
+                todo.extend(_imports(path))
+    if _file(module) is None:
+        raise ValueError(f"{module}: not a module of the {PACKAGE} package")
+    return tuple(sorted(str(p) for p in seen))

@@ -1,0 +1,96 @@
+"""What Snakemake plans is what the jobs compute: `--config` and `--configfile` overrides, of the scale and of a
+nested key, reach the job, and every result and report records the configuration it was computed under."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import ROOT
+from unlearning.config import ParamsError
+from unlearning.files import load_metadata, load_tensors
+from unlearning.resolved import check_inputs, config_hash, stamp, write_resolved
+
+SNAKEMAKE = os.path.join(os.path.dirname(sys.executable), "snakemake")
+SPLIT = "data/splits/spine.safetensors"
+
+
+def tiny(**spine) -> dict:
+    params = yaml.safe_load((ROOT / "tests" / "config" / "tiny.yaml").read_text())
+    params["spine"].update(spine)
+    return params
+
+
+def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    run = subprocess.run([SNAKEMAKE, "--cores", "2", "-d", str(workdir), "-s", str(ROOT / "Snakefile"), SPLIT, *args],
+                         capture_output=True, text=True, env=env)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return run
+
+
+def split_of(workdir: Path) -> tuple[int, dict]:
+    """Samples per client and the partition the split job wrote."""
+    tensors = load_tensors(workdir / SPLIT)
+    return tensors["client0.indices"].numel(), load_metadata(workdir / SPLIT)["partition"]
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory) -> Path:
+    """The tiny config, with a paper scale that halves the samples per client."""
+    path = tmp_path_factory.mktemp("override")
+    (path / "params.yaml").write_text(yaml.safe_dump(tiny(paper={"partition": {"train_per_client": 20}})))
+    return path
+
+
+def test_overrides_of_the_scale_and_of_nested_keys_reach_the_job(workdir):
+    snakemake(workdir)
+    assert split_of(workdir) == (40, {"alpha": 0.5, "kind": "iid", "train_per_client": 40})
+    snakemake(workdir, "--config", "scale=paper")
+    assert split_of(workdir)[0] == 20
+    snakemake(workdir, "--config", "spine={partition: {kind: dirichlet}}")  # nested, deep-merged
+    assert split_of(workdir)[1] == {"alpha": 0.5, "kind": "dirichlet", "train_per_client": 40}
+    override = workdir / "override.yaml"
+    override.write_text("spine:\n  partition: {train_per_client: 30}\n")
+    snakemake(workdir, "--configfile", str(override))
+    assert split_of(workdir) == (30, {"alpha": 0.5, "kind": "iid", "train_per_client": 30})
+    snakemake(workdir, "--configfile", str(override), "--config", "scale=paper")  # the scale's override wins
+    assert split_of(workdir)[0] == 20
+    resolved = sorted((workdir / ".snakemake" / "resolved").glob("*.yaml"))
+    assert len(resolved) == 5  # one content-addressed file per distinct configuration
+    for path in resolved:
+        assert path.stem == config_hash(yaml.safe_load(path.read_text()))
+
+
+def test_resolved_file_is_content_addressed(tmp_path):
+    params = tiny()
+    path = write_resolved(params, tmp_path)
+    assert yaml.safe_load(path.read_text()) == params
+    assert write_resolved(yaml.safe_load(path.read_text()), tmp_path) == path
+    changed = tiny(clients=5)
+    assert write_resolved(changed, tmp_path) != path
+    assert stamp(params)["_resolved"] == {"scale": "quick", "sha256": path.stem}
+
+
+def test_reports_refuse_inputs_of_another_scale(tmp_path):
+    quick, paper = stamp(tiny()), stamp({**tiny(), "scale": "paper"})
+    files = []
+    for name, params in (("a", quick), ("b", paper)):
+        files.append(tmp_path / f"{name}.json")
+        files[-1].write_text(json.dumps({"config": params["_resolved"]}))
+    assert check_inputs(quick, [str(files[0])]).startswith(f"Scale `quick`, configuration `{config_hash(quick)}`")
+    with pytest.raises(ParamsError, match="b.json: computed at scale 'paper', but this report is at scale 'quick'"):
+        check_inputs(quick, [str(f) for f in files])
+    (tmp_path / "old.json").write_text("{}")
+    with pytest.raises(ParamsError, match="old.json: records no configuration"):
+        check_inputs(quick, [str(tmp_path / "old.json")])
+    older = stamp(tiny(clients=5))
+    (tmp_path / "c.json").write_text(json.dumps({"config": older["_resolved"]}))
+    line = check_inputs(quick, [str(files[0]), str(tmp_path / "c.json")])
+    assert f"1 of 2 inputs were computed under an earlier configuration (`{config_hash(older)}`)" in line
