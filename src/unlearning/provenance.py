@@ -140,6 +140,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--params", help="params file whose device and engine.cpu_threads the steps use")
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
                    help="the device, when no --params is given (default auto: cuda if available)")
+    p.add_argument("--threads", type=int, help="torch CPU threads (the rule's threads; default: engine.cpu_threads)")
     p.add_argument("--repo", default=".", help="checkout whose git commit to record (default: current directory)")
     return p
 
@@ -152,7 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.params:
             params = load_checked(args.params)
-            torch.set_num_threads(params["engine"]["cpu_threads"])      # as unlearning.__main__ does
+            if (threads := args.threads or params["engine"]["cpu_threads"]) != "auto":  # as unlearning.__main__
+                torch.set_num_threads(threads)
             torch.use_deterministic_algorithms(True, warn_only=True)   # as experiment.load_setup does
             device = pick_device(params["device"])
         else:
