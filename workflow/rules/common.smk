@@ -6,7 +6,7 @@ from snakemake.utils import validate
 
 from unlearning.config import ParamsError, check_params, experiment_config, experiments, section_config
 from unlearning.data.datasets import missing_reason
-from unlearning.steps_sglu import missing_reason as sglu_missing_reason
+from unlearning.experiments.sglu.steps import missing_reason as sglu_missing_reason
 
 try:
     validate(config, "../schemas/params.schema.yaml")

@@ -17,11 +17,11 @@ import numpy as np
 import torch
 from torch.func import functional_call, grad
 
-from ..experiment import Setup
-from ..models import build_model
-from ..seeding import derive_seed, generator
-from ..train.dsgd import ClientData, Schedule, local_pseudo_gradients, make_loss, round_batches
-from ..train.flat import FlatSpec
+from ...experiment import Setup
+from ...models import build_model
+from ...seeding import derive_seed, generator
+from ...train.dsgd import ClientData, Schedule, local_pseudo_gradients, make_loss, round_batches
+from ...train.flat import FlatSpec
 
 
 def stratified_halves(labels: torch.Tensor, seed: int) -> tuple[torch.Tensor, torch.Tensor]:

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..files import atomic_path
+from ...files import atomic_path
 
-REFERENCE = Path(__file__).resolve().parents[3] / "reference" / "pdudt"
+REFERENCE = Path(__file__).resolve().parents[4] / "reference" / "pdudt"
 LABELS = {"original": "Origin", "original_all": "Origin (all n clients)", "retrain": "Retrain",
           "perturbed_retrain": "Perturbed retrain", "fats": "FATS-Unl", "fedrecovery": "FedRecovery",
           "hdus": "HDUS-approx", "pdudt": "PDUDT", "pdudt_es": "PDUDT (ES)", "noise_only": "Noise only (no correction)"}
@@ -299,7 +299,7 @@ def _markdown(df: pd.DataFrame, columns: list[str], missing: dict[str, str] | No
 
 def write_report(params: dict, results: list[str], curves: list[str], timings: list[str], missing: dict[str, str],
                  out_dir: str, gaps: list[str] = ()) -> None:
-    from ..config import section_config
+    from ...config import section_config
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

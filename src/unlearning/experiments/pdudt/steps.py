@@ -19,14 +19,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .experiment import Setup, load_setup
-from .files import load_metadata, load_tensors, read_json, save_tensors, write_json
-from .history import History, HistoryWriter
-from .methods import Cost, TrainedState, get_method
-from .methods.pdudt import add_noise, client_correction, client_noise
-from .seeding import generator
-from .steps import _load_models, write_cost
-from .train.dsgd import train
+from ...experiment import Setup, load_setup
+from ...files import load_metadata, load_tensors, read_json, save_tensors, write_json
+from ...history import History, HistoryWriter
+from ...methods import Cost, TrainedState, get_method
+from ...methods.pdudt import add_noise, client_correction, client_noise
+from ...seeding import generator
+from ...train.dsgd import train
+from ..common.io import load_models, write_cost
 
 log = logging.getLogger("unlearning")
 
@@ -51,7 +51,7 @@ def load_variants(path: str | Path) -> tuple[list[tuple[float | None, torch.Tens
 
 
 def _state(setup: Setup, directory: str | Path) -> TrainedState:
-    theta, clients, meta = _load_models(str(Path(directory) / "models.safetensors"), setup.device)
+    theta, clients, meta = load_models(str(Path(directory) / "models.safetensors"), setup.device)
     return TrainedState(setup, theta, clients, meta["rounds"], Path(directory))
 
 
@@ -63,7 +63,7 @@ def step_server(params: dict, name: str, kind: str, features: str, split: str, o
     rounds, n, out = setup.cfg["train"]["rounds"], setup.cfg["clients"], Path(out_dir)
     start = time.perf_counter()
     if kind == "fedrecovery":
-        from .methods.fedrecovery import train_server
+        from ...methods.fedrecovery import train_server
 
         history = HistoryWriter(out / "history", rounds, list(range(n)), setup.spec.dim,
                                 params["engine"]["history_dtype"])
@@ -71,13 +71,13 @@ def step_server(params: dict, name: str, kind: str, features: str, split: str, o
         history.close()
         clients, grad_evals = list(range(n)), train_log.grad_evals
     elif kind == "fats":
-        from .methods.fats import train_fats
+        from ...methods.fats import train_fats
 
         (out / "history").mkdir(parents=True, exist_ok=True)
         w, grad_evals = train_fats(setup, out / "history", setup.cfg["fats"]["clients_per_round"])
         theta, clients = w.unsqueeze(0), [-1]
     elif kind == "hdus":
-        from .methods.hdus import train_hdus
+        from ...methods.hdus import train_hdus
 
         (out / "history").mkdir(parents=True, exist_ok=True)
         theta, grad_evals = train_hdus(setup, out / "history", setup.cfg["hdus"]["public_fraction"])
@@ -120,7 +120,7 @@ def step_variants(params: dict, name: str, method: str, features: str, split: st
 
 def _step_hdus(setup: Setup, trained_dir: str, out: Path, timing: str) -> None:
     """HDUS-approx unlearning: every remaining client's re-fitted ensemble; the time is the busiest client's."""
-    from .methods import hdus
+    from ...methods import hdus
 
     ensembles, busiest, seconds = hdus.unlearn(setup, Path(trained_dir) / "history", setup.cfg["hdus"]["refit_lr"])
     hdus.save_ensembles(out / "models.safetensors", ensembles,
@@ -136,7 +136,7 @@ def step_gaps(params: dict, name: str, features: str, split: str, pretrain_dir: 
     corrected models and the averaged retrained models, ||avg theta-bar - avg theta-tilde||, for PDUDT, PDUDT(ES)
     and no correction (noise only), the mean per-client gap, and the epsilon each gap implies at every sigma
     (Def. 4.3, beta = privacy.delta): the empirical Delta_emp of spec 2.5, a diagnostic, not a certificate."""
-    from .privacy.gaussian import epsilon
+    from ...privacy.gaussian import epsilon
 
     setup = load_setup(params, name, features, split)
     cfg, beta = setup.cfg, params["privacy"]["delta"]
@@ -161,7 +161,7 @@ def continue_training(setup: Setup, theta: torch.Tensor, clients: list[int], sta
                       eval_every: int) -> tuple[torch.Tensor, list[dict]]:
     """Eq. (10): `rounds` more rounds of the experiment's D-SGD among `clients`, from `theta`; the
     averaged model's test accuracy every `eval_every` rounds."""
-    from .evaluate.metrics import accuracy, per_sample_loss_and_pred
+    from ...evaluate.metrics import accuracy, per_sample_loss_and_pred
 
     data = setup.data.retained(setup.request.masks)
     sched = setup.schedule(lr=lr)
@@ -200,7 +200,7 @@ def step_continue(params: dict, name: str, method: str, features: str, split: st
 
 def step_attack(params: dict, name: str, features: str, split: str, out: str) -> None:
     """Shadow models once per dataset and seed; their softmax vectors are the attack's training data."""
-    from .evaluate.shadow_mia import stratified_halves, train_shadows
+    from ...evaluate.attacks.shadow import stratified_halves, train_shadows
 
     setup = load_setup(params, name, features, split)
     mia = setup.cfg["mia"]
@@ -224,8 +224,8 @@ def evaluate_variant(setup: Setup, theta: torch.Tensor, clients: list[int], fore
                      seed_keys: tuple) -> dict:
     """Accuracies (per client, averaged model, per class), forget accuracy, loss-threshold AUC and the shadow
     attack on the averaged model (primary) and on each client's model (mean, secondary)."""
-    from .evaluate.metrics import evaluate
-    from .evaluate.shadow_mia import member_probability, repeated_attack, softmax
+    from ...evaluate.attacks.shadow import member_probability, repeated_attack, softmax
+    from ...evaluate.metrics import evaluate
 
     cfg = setup.cfg
     theta = theta.to(setup.device)
@@ -260,9 +260,9 @@ def evaluate_variant(setup: Setup, theta: torch.Tensor, clients: list[int], fore
 def evaluate_ensembles(setup: Setup, ensembles: dict, forests, eval_idx: torch.Tensor) -> dict:
     """HDUS: the metrics of evaluate_variant on every remaining client's ensemble output, averaged over the
     clients (spec 5.3-5: there is no averaged model; the attack targets each client's ensemble)."""
-    from .evaluate.metrics import accuracy, class_matched_pairs, loss_threshold_auc
-    from .evaluate.shadow_mia import member_probability, repeated_attack
-    from .methods.hdus import ensemble_probabilities
+    from ...evaluate.attacks.shadow import member_probability, repeated_attack
+    from ...evaluate.metrics import accuracy, class_matched_pairs, loss_threshold_auc
+    from ...methods.hdus import ensemble_probabilities
 
     cfg, y_test = setup.cfg, setup.y_test.cpu()
     x_members, y_members, x_neg, y_neg = attack_samples(setup, eval_idx)
@@ -303,7 +303,7 @@ def evaluate_ensembles(setup: Setup, ensembles: dict, forests, eval_idx: torch.T
 
 def step_evaluate(params: dict, name: str, method: str, features: str, split: str, attack: str, models_a: str,
                   models_b: str | None, cost: str | None, out: str) -> None:
-    from .evaluate.shadow_mia import fit_attack, stratified_halves
+    from ...evaluate.attacks.shadow import fit_attack, stratified_halves
 
     setup = load_setup(params, name, features, split)
     _, eval_idx = stratified_halves(setup.y_test.cpu(), setup.seed)
@@ -313,7 +313,7 @@ def step_evaluate(params: dict, name: str, method: str, features: str, split: st
     if method == "original":
         result["all_clients"] = {}
     if method == "hdus":
-        from .methods.hdus import load_ensembles
+        from ...methods.hdus import load_ensembles
 
         result["checkpoints"]["A"] = [{"sigma": None, **evaluate_ensembles(setup, load_ensembles(Path(models_a)),
                                                                           forests, eval_idx)}]
@@ -363,7 +363,7 @@ def step_timing(params: dict, name: str, features: str, split: str, pretrain_dir
     FedRecovery on the server, each a warm-up then the median of `timing.repeats`; Retrain (the t1 rounds
     without the target), FATS-Unl (the server's rollback retraining) and HDUS-approx (the re-fit on the client
     holding the most seeds) once each, as they take minutes at the paper's sizes."""
-    from .methods import hdus
+    from ...methods import hdus
 
     setup = load_setup(params, name, features, split)
     cfg = setup.cfg

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..files import atomic_path
+from ...files import atomic_path
 
-REFERENCE = Path(__file__).resolve().parents[3] / "reference" / "sglu"
+REFERENCE = Path(__file__).resolve().parents[4] / "reference" / "sglu"
 PAPER_DATASETS = ("mnist", "cifar10")
 VARIANT_LABEL = {"paper": "A (paper)", "code_b": "B (code_b)", "code_c": "C (code_c)"}
 RETRAIN_GAP = 0.01  # unlearned vs retrained accuracy (issue 4's acceptance)
@@ -296,7 +296,7 @@ def _timing_lines(timings: list[dict], runs: list[dict]) -> list[str]:
 
 def write_report(params: dict, accounting: list[str], fig3a_files: list[str], fig3c_files: list[str],
                  timings: list[str], missing: dict[str, str], out_dir: str) -> None:
-    from ..config import section_config
+    from ...config import section_config
 
     cfg = section_config(params, "sglu")
     out = Path(out_dir)

@@ -23,14 +23,14 @@ from pathlib import Path
 
 import torch
 
-from .config import ParamsError, section_config
-from .data.binary import binary_features, resnet18_cache_file
-from .data.datasets import missing_reason as raw_missing_reason
-from .files import load_metadata, load_tensors, read_json, save_tensors, write_json
-from .privacy import sglu as acc
-from .privacy import sglu_baselines as base
-from .seeding import generator
-from .train import noisy_sgd as sgd
+from ...config import ParamsError, section_config
+from ...data.binary import binary_features, resnet18_cache_file
+from ...data.datasets import missing_reason as raw_missing_reason
+from ...files import load_metadata, load_tensors, read_json, save_tensors, write_json
+from ...privacy import sglu as acc
+from ...privacy import sglu_baselines as base
+from ...seeding import generator
+from ...train import noisy_sgd as sgd
 
 log = logging.getLogger("unlearning")
 

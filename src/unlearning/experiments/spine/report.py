@@ -16,8 +16,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from ..config import experiment_config  # noqa: E402
-from ..files import atomic_path, read_json  # noqa: E402
+from ...config import experiment_config  # noqa: E402
+from ...files import atomic_path, read_json  # noqa: E402
 
 METRIC_COLUMNS = {
     "test_accuracy": "test accuracy",
