@@ -220,11 +220,11 @@ def attack_samples(setup: Setup, eval_idx: torch.Tensor) -> tuple[torch.Tensor, 
     return x_members, y_members, setup.x_test[negatives.to(setup.device)], y_test[negatives]
 
 
-def evaluate_variant(setup: Setup, theta: torch.Tensor, clients: list[int], forests, eval_idx: torch.Tensor,
+def evaluate_variant(setup: Setup, theta: torch.Tensor, clients: list[int], attack, eval_idx: torch.Tensor,
                      seed_keys: tuple) -> dict:
     """Accuracies (per client, averaged model, per class), forget accuracy, loss-threshold AUC and the shadow
     attack on the averaged model (primary) and on each client's model (mean, secondary)."""
-    from ...evaluate.attacks.shadow import member_probability, repeated_attack, softmax
+    from ...evaluate.attacks.shadow import softmax
     from ...evaluate.metrics import evaluate
 
     cfg = setup.cfg
@@ -235,11 +235,11 @@ def evaluate_variant(setup: Setup, theta: torch.Tensor, clients: list[int], fore
     # every attacked model (each client's, then the averaged one) through the forests in one call per side
     attacked = [*theta, theta.mean(0)]
     keys = [*(str(c) for c in clients), "averaged"]
-    p_in = np.split(member_probability(forests, torch.cat([softmax(setup, f, x_members) for f in attacked]),
-                                       y_members.repeat(len(attacked))), len(attacked))
-    p_out = np.split(member_probability(forests, torch.cat([softmax(setup, f, x_neg) for f in attacked]),
-                                        y_neg.repeat(len(attacked))), len(attacked))
-    attacks = {key: repeated_attack(p_in[k], p_out[k], cfg["mia"]["repetitions"], cfg["mia"]["max_samples"],
+    p_in = np.split(attack.member_scores(torch.cat([softmax(setup, f, x_members) for f in attacked]),
+                                         y_members.repeat(len(attacked))), len(attacked))
+    p_out = np.split(attack.member_scores(torch.cat([softmax(setup, f, x_neg) for f in attacked]),
+                                          y_neg.repeat(len(attacked))), len(attacked))
+    attacks = {key: attack.metrics(p_in[k], p_out[k], cfg["mia"]["repetitions"], cfg["mia"]["max_samples"],
                                     generator(setup.seed, setup.name, "mia-reps", *seed_keys, key),
                                     with_auc=key == "averaged") for k, key in enumerate(keys)}
     client_attacks = [attacks[str(c)] for c in clients]
@@ -257,11 +257,11 @@ def evaluate_variant(setup: Setup, theta: torch.Tensor, clients: list[int], fore
     }
 
 
-def evaluate_ensembles(setup: Setup, ensembles: dict, forests, eval_idx: torch.Tensor) -> dict:
+def evaluate_ensembles(setup: Setup, ensembles: dict, attack, eval_idx: torch.Tensor) -> dict:
     """HDUS: the metrics of evaluate_variant on every remaining client's ensemble output, averaged over the
     clients (spec 5.3-5: there is no averaged model; the attack targets each client's ensemble)."""
-    from ...evaluate.attacks.shadow import member_probability, repeated_attack
-    from ...evaluate.metrics import accuracy, class_matched_pairs, loss_threshold_auc
+    from ...evaluate.attacks.loss_threshold import loss_threshold_auc
+    from ...evaluate.metrics import accuracy, class_matched_pairs
     from ...methods.hdus import ensemble_probabilities
 
     cfg, y_test = setup.cfg, setup.y_test.cpu()
@@ -280,9 +280,9 @@ def evaluate_ensembles(setup: Setup, ensembles: dict, forests, eval_idx: torch.T
         softmax_in.append(p_members)
         softmax_out.append(ensemble_probabilities(setup, ensemble, x_neg))
     k = len(ensembles)
-    p_in = np.split(member_probability(forests, torch.cat(softmax_in), y_members.repeat(k)), k)
-    p_out = np.split(member_probability(forests, torch.cat(softmax_out), y_neg.repeat(k)), k)
-    attacks = [repeated_attack(p_in[i], p_out[i], cfg["mia"]["repetitions"], cfg["mia"]["max_samples"],
+    p_in = np.split(attack.member_scores(torch.cat(softmax_in), y_members.repeat(k)), k)
+    p_out = np.split(attack.member_scores(torch.cat(softmax_out), y_neg.repeat(k)), k)
+    attacks = [attack.metrics(p_in[i], p_out[i], cfg["mia"]["repetitions"], cfg["mia"]["max_samples"],
                                generator(setup.seed, setup.name, "mia-reps", "A", None, str(c)), with_auc=True)
                for i, c in enumerate(ensembles)]
     mean = lambda values: sum(values) / len(values)  # noqa: E731
@@ -303,12 +303,13 @@ def evaluate_ensembles(setup: Setup, ensembles: dict, forests, eval_idx: torch.T
 
 def step_evaluate(params: dict, name: str, method: str, features: str, split: str, attack: str, models_a: str,
                   models_b: str | None, cost: str | None, out: str) -> None:
-    from ...evaluate.attacks.shadow import fit_attack, stratified_halves
+    from ...evaluate.attacks import ShadowModels
+    from ...evaluate.attacks.shadow import stratified_halves
 
     setup = load_setup(params, name, features, split)
     _, eval_idx = stratified_halves(setup.y_test.cpu(), setup.seed)
     forest_classes = setup.data.y[setup.request.samples(setup.data.indices).to(setup.data.x.device)].unique()
-    forests = fit_attack(load_tensors(attack), forest_classes.tolist(), setup.seed)
+    shadow = ShadowModels(setup.seed).fit(load_tensors(attack), forest_classes.tolist())
     result = {"method": method, "experiment": name, "scale": params["scale"], "checkpoints": {}}
     if method == "original":
         result["all_clients"] = {}
@@ -316,7 +317,7 @@ def step_evaluate(params: dict, name: str, method: str, features: str, split: st
         from ...methods.hdus import load_ensembles
 
         result["checkpoints"]["A"] = [{"sigma": None, **evaluate_ensembles(setup, load_ensembles(Path(models_a)),
-                                                                          forests, eval_idx)}]
+                                                                          shadow, eval_idx)}]
     for checkpoint, path in (("A", models_a), ("B", models_b)):
         if path is None or method == "hdus":
             continue
@@ -325,12 +326,12 @@ def step_evaluate(params: dict, name: str, method: str, features: str, split: st
             # Origin is judged on the same remaining clients as every method, and also as the whole system
             # before unlearning: all n clients, the target's model included (its average is the global model)
             result["all_clients"][checkpoint] = [
-                {"sigma": sigma, **evaluate_variant(setup, theta, clients, forests, eval_idx, (checkpoint, "all"))}
+                {"sigma": sigma, **evaluate_variant(setup, theta, clients, shadow, eval_idx, (checkpoint, "all"))}
                 for sigma, theta in variants]
             keep = [i for i, c in enumerate(clients) if c not in setup.request.removed]
             variants, clients = [(s, t[keep]) for s, t in variants], [clients[i] for i in keep]
         result["checkpoints"][checkpoint] = [
-            {"sigma": sigma, **evaluate_variant(setup, theta, clients, forests, eval_idx, (checkpoint, sigma))}
+            {"sigma": sigma, **evaluate_variant(setup, theta, clients, shadow, eval_idx, (checkpoint, sigma))}
             for sigma, theta in variants]
     if cost is not None:
         result["cost"] = read_json(cost)
