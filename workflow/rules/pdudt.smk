@@ -179,6 +179,7 @@ rule pdudt_report:
         gaps=pdudt_gap_files(),
     output:
         md="reports/pdudt/index.md",
+        html=report("reports/pdudt/index.html", caption="../report/pdudt_index.rst", category="Reports"),
         tables=[f"reports/pdudt/{t}.csv" for t in ("table2", "table3", "figure1", "figure2", "subsequent", "gaps")],
         figure1=report("reports/pdudt/figure1.png", caption="../report/pdudt_figure1.rst", category="PDUDT"),
         figure2=report("reports/pdudt/figure2.png", caption="../report/pdudt_figure2.rst", category="PDUDT"),

@@ -1,4 +1,4 @@
-# Tables, figure and the Markdown/HTML report.
+# Every paper's report (Markdown and HTML, figures embedded) and the front page that links them.
 
 
 rule report:
@@ -6,14 +6,32 @@ rule report:
         results=spine_results(),
         timings=spine_timings(),
     output:
-        md="reports/index.md",
-        html="reports/index.html",
+        md="reports/spine/index.md",
+        html=report("reports/spine/index.html", caption="../report/spine_index.rst", category="Reports"),
         table="reports/spine/metrics.csv",
         timing="reports/spine/timing.csv",
-        figure=report("reports/figures/spine.png", caption="../report/spine.rst", category="Spine"),
+        figure=report("reports/spine/spine.png", caption="../report/spine.rst", category="Spine"),
     log:
         "logs/report.log",
     benchmark:
         "logs/benchmarks/report.tsv"
     shell:
         "{PY} report --exp spine --results {input.results} --timings {input.timings} --out-dir reports > {log} 2>&1"
+
+
+rule index:
+    input:
+        "reports/spine/index.md",
+        "reports/pdudt/index.md",
+        [f"reports/pdudt/{t}.csv" for t in ("table2", "table3", "figure1", "figure2", "subsequent", "gaps")],
+        "reports/sglu/index.md",
+        [f"reports/sglu/{t}.csv" for t in ("table3", "fig3a", "fig3b", "fig3c", "fig3d", "claims")],
+    output:
+        md="reports/index.md",
+        html=report("reports/index.html", caption="../report/index.rst", category="Reports"),
+    log:
+        "logs/index.log",
+    benchmark:
+        "logs/benchmarks/index.tsv"
+    shell:
+        "{PY} index --out-dir reports > {log} 2>&1"

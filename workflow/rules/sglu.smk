@@ -68,6 +68,7 @@ rule sglu_report:
         timings=[f"timings/sglu/{d}/{f}.json" for f in ("fig3a", "fig3c") for d in SGLU_TRAINED],
     output:
         md="reports/sglu/index.md",
+        html=report("reports/sglu/index.html", caption="../report/sglu_index.rst", category="Reports"),
         tables=[f"reports/sglu/{t}.csv" for t in ("table3", "fig3a", "fig3b", "fig3c", "fig3d", "claims")],
         fig3a=report("reports/sglu/fig3a.png", caption="../report/sglu_fig3a.rst", category="SGLU"),
         fig3b=report("reports/sglu/fig3b.png", caption="../report/sglu_fig3b.rst", category="SGLU"),
