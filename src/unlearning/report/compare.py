@@ -61,3 +61,13 @@ def count_tables(folder: Path, tables: Iterable[str]) -> dict[str, int]:
             continue
         statuses += list(df["status"]) if "status" in df else []
     return count(statuses)
+
+
+def verdict(statuses: Iterable[str], good: tuple[str, ...] = (WITHIN, "holds"),
+            bad: tuple[str, ...] = (OUTSIDE, "fails")) -> str:
+    """Whether a headline claim holds over the cells that test it: yes / no (how many fail) / not computed."""
+    tested = [s for s in statuses if s in good or s in bad]
+    failed = sum(s in bad for s in tested)
+    if not tested:
+        return "not computed"
+    return f"yes ({len(tested)} of {len(tested)})" if not failed else f"no ({failed} of {len(tested)} fail)"

@@ -21,7 +21,7 @@ import pandas as pd
 
 from ...files import atomic_path
 from ...report import style
-from ...report.compare import NO_PAPER, count_tables, missing_status, read_reference, within, within_tolerance
+from ...report.compare import NO_PAPER, count_tables, missing_status, read_reference, verdict, within, within_tolerance
 from ...report.index import Summary
 from ...report.page import Page, select
 
@@ -361,8 +361,6 @@ def summary(out_dir: str | Path) -> Summary:
         if "checkpoint" in df:
             df = df[df.checkpoint.isin(["B", ""])]
         rows += list(df[df.method == "pdudt"].status) if "status" in df else []
-    computed = [s for s in rows if s in ("within", "outside")]
-    holds = ("not computed" if not computed else "yes" if all(s == "within" for s in computed) else "no")
     return Summary("pdudt", "PDUDT (Qiao et al., ICML 2025)",
                    "PDUDT unlearns in under 1 % of Retrain's time (Table 2) with shadow-model MIA precision "
-                   "within tolerance of the paper's (Table 3, checkpoint B)", holds, count_tables(out, TABLES))
+                   "within tolerance of the paper's (Table 3, checkpoint B)", verdict(rows), count_tables(out, TABLES))
