@@ -14,8 +14,12 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
     s.add_argument("--processed", required=True)
     s.add_argument("--out", required=True)
     s.set_defaults(run=run)
+    helps = {"split": "features -> client partition + forget request", "pretrain": "decentralized training, with "
+             "gradient history and checkpoints", "unlearn": "one registered method on the trained state",
+             "evaluate": "utility, forgetting and the loss-threshold attack", "report": "the spine's table, "
+             "figure and page (Markdown and HTML) under <out-dir>/spine/"}
     for name in ("split", "pretrain", "unlearn", "evaluate", "report"):
-        s = sub.add_parser(name, parents=[common])
+        s = sub.add_parser(name, parents=[common], help=helps[name])
         s.set_defaults(run=run)
         s.add_argument("--exp", required=True, help="experiment: spine or pdudt_<dataset>")
         if name != "report":
