@@ -102,7 +102,7 @@ def tiny_params(params: dict) -> dict:
 @pytest.fixture(scope="session")
 def tiny(tmp_path_factory, device):
     """A synthetic experiment on disk: (params, features path, split path); params' device is the test device."""
-    from unlearning import steps
+    from unlearning.experiments.spine import steps
 
     base = yaml.safe_load((ROOT / "params.yaml").read_text())
     params = tiny_params(base)

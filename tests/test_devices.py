@@ -72,7 +72,7 @@ def test_load_setup_puts_the_experiment_on_the_configured_device(tiny, device, c
 def sglu_run(tmp_path_factory):
     """A separable two-class problem saved as SGLU features (n = 400, d = 8), its accounting, and a function that
     runs Figures 3a and 3c on a device and returns their result files' bytes and the timing files."""
-    from unlearning import steps_sglu
+    from unlearning.experiments.sglu import steps as steps_sglu
 
     params = tiny_params(yaml.safe_load((ROOT / "params.yaml").read_text()))
     out = tmp_path_factory.mktemp("sglu_devices")

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from unlearning import steps
 from unlearning.experiment import load_setup
+from unlearning.experiments.spine import steps
 from unlearning.files import load_tensors
 from unlearning.methods import TrainedState, get_method
 

@@ -10,15 +10,15 @@ import pytest
 import torch
 
 from unlearning.data.datasets import missing_reason
-from unlearning.evaluate.shadow_mia import balanced_auc, repeated_attack, stratified_halves
+from unlearning.evaluate.attacks.shadow import balanced_auc, repeated_attack, stratified_halves
 from unlearning.experiment import load_setup
+from unlearning.experiments.pdudt import report
+from unlearning.experiments.pdudt.steps import load_variants, max_history_client, save_variants
 from unlearning.files import load_tensors, save_tensors
 from unlearning.history import History, HistoryWriter
 from unlearning.methods import TrainedState, get_method, hdus
 from unlearning.methods.fats import fedavg_rounds, sample_clients, train_fats
 from unlearning.methods.fedrecovery import server_schedule, train_server
-from unlearning.report import pdudt as report
-from unlearning.steps_pdudt import load_variants, max_history_client, save_variants
 from unlearning.train.dsgd import train
 
 

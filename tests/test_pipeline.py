@@ -45,12 +45,26 @@ def two_runs(tmp_path_factory):
 
 def test_end_to_end_writes_the_report(two_runs):
     a, _ = two_runs
-    report = (a / "reports" / "index.md").read_text()
+    report = (a / "reports" / "spine" / "index.md").read_text()
     for method in ("original", "retrain", "finetune"):
         assert f"| {method} " in report
-    assert (a / "reports" / "index.html").read_text().startswith("<!doctype html>")
-    assert (a / "reports" / "figures" / "spine.png").stat().st_size > 1000
+    assert (a / "reports" / "spine" / "index.html").read_text().startswith("<!doctype html>")
+    assert (a / "reports" / "spine" / "spine.png").stat().st_size > 1000
     assert (a / "artifacts" / "spine" / "pretrain" / "history" / "grads.npy").is_file()
+
+
+def test_front_page_leads_to_every_report(two_runs):
+    a, _ = two_runs
+    front = (a / "reports" / "index.md").read_text()
+    front_html = (a / "reports" / "index.html").read_text()
+    for paper in ("spine", "pdudt", "sglu"):
+        assert f"]({paper}/index.md)" in front and f"href='{paper}/index.html'" in front_html
+        page = (a / "reports" / paper / "index.html").read_text()
+        assert page.startswith("<!doctype html>") and "<table" in page
+        assert page.count("src='data:image/png;base64,") == (a / "reports" / paper / "index.md").read_text().count("![")
+    header = next(line for line in front.splitlines() if line.startswith("| paper"))
+    assert [c.strip() for c in header.strip("|").split("|")] == ["paper", "within", "outside", "missing",
+                                                                  "no paper value", "headline claim", "holds here"]
 
 
 def test_end_to_end_runs_sglu(two_runs):

@@ -122,7 +122,7 @@ def quick_run(tmp_path_factory) -> Path:
         GOLDEN.write_text(json.dumps({"scale": "quick", "tolerance": TOLERANCE,
                                       "methods": reported(work / "results" / "spine")},
                                      indent=2, sort_keys=True) + "\n")
-        shutil.copy(work / "reports" / "index.md", GOLDEN.with_suffix(".md"))
+        shutil.copy(work / "reports" / "spine" / "index.md", GOLDEN.with_suffix(".md"))
         GOLDEN_PDUDT.write_text(json.dumps({"scale": "quick", "tolerance": {**PDUDT_TOLERANCE, **GAP_TOLERANCE},
                                             "variants": reported_pdudt(work / "results" / "pdudt_fashion_mnist")},
                                            indent=2, sort_keys=True) + "\n")

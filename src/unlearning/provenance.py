@@ -134,6 +134,15 @@ def collect(device: torch.device, repo: str | Path = ".", now: datetime | None =
     }
 
 
+def summary_line(info: dict) -> str:
+    """What a report's header says of the machine its numbers were made on (the full record beside it)."""
+    device, cpu, git = info["device"], info["cpu"], info["git"]
+    commit = (git["commit"] or "unknown")[:10] + (" (modified)" if git.get("dirty") else "")
+    return (f"Made with torch {info['torch']['version']}, Python {info['python']['version']} on "
+            f"{device['type']} ({device['name']}), CPU {cpu['model']} ({cpu['usable_cores']} usable cores), "
+            f"commit {commit}, {info['time_utc']}: `timings/provenance.json`.")
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m unlearning.provenance", description=__doc__.splitlines()[0])
     p.add_argument("--out", required=True, help="JSON file to write (atomically)")

@@ -18,12 +18,13 @@ from .config import ParamsError
 from .files import atomic_path, read_json
 
 KEY = "_resolved"  # where a job's params carry their provenance (not a params.yaml key)
+MACHINE = "_machine"  # where they carry the run's provenance record (unlearning.provenance), if given
 FIELD = "config"  # where a result file carries it
 
 
 def config_hash(params: dict) -> str:
     """The first 16 hex digits of the SHA-256 of the parameters as canonical JSON (sorted keys)."""
-    body = {k: v for k, v in params.items() if k != KEY}
+    body = {k: v for k, v in params.items() if k not in (KEY, MACHINE)}
     text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -37,9 +38,13 @@ def write_resolved(params: dict, directory: str | Path) -> Path:
     return path
 
 
-def stamp(params: dict) -> dict:
-    """`params` with `_resolved = {scale, sha256}` added, as every job sees them."""
-    return {**params, KEY: {"scale": params["scale"], "sha256": config_hash(params)}}
+def stamp(params: dict, provenance_file: str | None = None) -> dict:
+    """`params` with `_resolved = {scale, sha256}` added, as every job sees them, and the run's provenance
+    record (machine, packages, commit) under `_machine` when a file is given."""
+    stamped = {**params, KEY: {"scale": params["scale"], "sha256": config_hash(params)}}
+    if provenance_file:
+        stamped[MACHINE] = read_json(provenance_file)
+    return stamped
 
 
 def config_record(params: dict) -> dict:
@@ -66,4 +71,8 @@ def check_inputs(params: dict, paths: list[str]) -> str:
         line += (f" {sum(len(hashes[h]) for h in older)} of {len(paths)} inputs were computed under an earlier "
                  f"configuration ({', '.join(f'`{h}`' for h in older)}) that differs only in parameters they "
                  "do not read, so Snakemake kept them.")
+    if MACHINE in params:
+        from .provenance import summary_line
+
+        line += " " + summary_line(params[MACHINE])
     return line

@@ -7,7 +7,7 @@ from snakemake.utils import validate
 
 from unlearning.config import ParamsError, check_params, experiment_config, experiments, load_params, section_config
 from unlearning.data.datasets import missing_reason
-from unlearning.steps_sglu import missing_reason as sglu_missing_reason
+from unlearning.experiments.sglu.steps import missing_reason as sglu_missing_reason
 from unlearning.resolved import write_resolved
 from unlearning.sources import module_files
 
@@ -31,6 +31,7 @@ SPINE = experiment_config(config, "spine")
 # working directory, so that cluster jobs on a shared filesystem see it.
 RESOLVED = write_resolved(config, ".snakemake/resolved")
 PY = f"{shlex.quote(sys.executable)} -m unlearning --params {RESOLVED}"  # the Python running Snakemake
+PROVENANCE = f"{shlex.quote(sys.executable)} -m unlearning.provenance --params {RESOLVED}"
 
 
 def cuda_used():
@@ -60,9 +61,9 @@ def code(module):
     return [os.path.relpath(p) if p.startswith(here + os.sep) else p for p in module_files(module)]
 
 
-SPINE_CODE = code("unlearning.steps")
-PDUDT_CODE = code("unlearning.steps_pdudt")
-SGLU_CODE = code("unlearning.steps_sglu")
+SPINE_CODE = code("unlearning.experiments.spine.steps")
+PDUDT_CODE = code("unlearning.experiments.pdudt.steps")
+SGLU_CODE = code("unlearning.experiments.sglu.steps")
 
 
 TRAINING_KEYS = ("dataset", "model", "mlp_hidden", "clients", "partition", "topology", "train", "forget")

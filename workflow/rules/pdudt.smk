@@ -180,12 +180,15 @@ rule pdudt_timing:
 
 rule pdudt_report:
     input:
+        provenance="timings/provenance.json",
+        code=code("unlearning.experiments.pdudt.report"),
         results=pdudt_results(),
         curves=pdudt_curves(),
         timings=pdudt_timing_tables(),
         gaps=pdudt_gap_files(),
     output:
         md="reports/pdudt/index.md",
+        html=report("reports/pdudt/index.html", caption="../report/pdudt_index.rst", category="Reports"),
         tables=[f"reports/pdudt/{t}.csv" for t in ("table2", "table3", "figure1", "figure2", "subsequent", "gaps")],
         figure1=report("reports/pdudt/figure1.png", caption="../report/pdudt_figure1.rst", category="PDUDT"),
         figure2=report("reports/pdudt/figure2.png", caption="../report/pdudt_figure2.rst", category="PDUDT"),
@@ -197,6 +200,7 @@ rule pdudt_report:
     benchmark:
         "logs/benchmarks/pdudt/report.tsv"
     shell:
-        "{PY} pdudt-report --results {input.results} --curves {input.curves} --timings {input.timings} "
+        "{PY} pdudt-report --provenance {input.provenance} --results {input.results} --curves {input.curves} "
+        "--timings {input.timings} "
         "--gaps {input.gaps} "
         "{params.missing} --out-dir reports/pdudt > {log} 2>&1"

@@ -1,19 +1,57 @@
-# Tables, figure and the Markdown/HTML report.
+# Every paper's report (Markdown and HTML, figures embedded) and the front page that links them.
+
+
+rule provenance:
+    input:
+        spine_results(),
+        pdudt_results(),
+        [f"results/sglu/{d}/accounting.json" for d in SGLU["datasets"]],
+        [f"results/sglu/{d}/{f}.json" for f in ("fig3a", "fig3c") for d in SGLU_TRAINED],
+    output:
+        "timings/provenance.json",
+    log:
+        "logs/provenance.log",
+    threads: THREADS
+    shell:
+        "{PROVENANCE} --threads {threads} --out {output} > {log} 2>&1"
 
 
 rule report:
     input:
         results=spine_results(),
         timings=spine_timings(),
+        provenance="timings/provenance.json",
+        code=code("unlearning.experiments.spine.report"),
     output:
-        md="reports/index.md",
-        html="reports/index.html",
+        md="reports/spine/index.md",
+        html=report("reports/spine/index.html", caption="../report/spine_index.rst", category="Reports"),
         table="reports/spine/metrics.csv",
         timing="reports/spine/timing.csv",
-        figure=report("reports/figures/spine.png", caption="../report/spine.rst", category="Spine"),
+        figure=report("reports/spine/spine.png", caption="../report/spine.rst", category="Spine"),
     log:
         "logs/report.log",
     benchmark:
         "logs/benchmarks/report.tsv"
     shell:
-        "{PY} report --exp spine --results {input.results} --timings {input.timings} --out-dir reports > {log} 2>&1"
+        "{PY} report --exp spine --results {input.results} --timings {input.timings} "
+        "--provenance {input.provenance} --out-dir reports > {log} 2>&1"
+
+
+rule index:
+    input:
+        "timings/provenance.json",
+        code("unlearning.experiments.common.cli"),
+        "reports/spine/index.md",
+        "reports/pdudt/index.md",
+        [f"reports/pdudt/{t}.csv" for t in ("table2", "table3", "figure1", "figure2", "subsequent", "gaps")],
+        "reports/sglu/index.md",
+        [f"reports/sglu/{t}.csv" for t in ("table3", "fig3a", "fig3b", "fig3c", "fig3d", "claims")],
+    output:
+        md="reports/index.md",
+        html=report("reports/index.html", caption="../report/index.rst", category="Reports"),
+    log:
+        "logs/index.log",
+    benchmark:
+        "logs/benchmarks/index.tsv"
+    shell:
+        "{PY} index --provenance timings/provenance.json --out-dir reports > {log} 2>&1"

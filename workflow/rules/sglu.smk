@@ -65,12 +65,15 @@ rule sglu_run:
 
 rule sglu_report:
     input:
+        provenance="timings/provenance.json",
+        code=code("unlearning.experiments.sglu.report"),
         accounting=[f"results/sglu/{d}/accounting.json" for d in SGLU["datasets"]],
         fig3a=[f"results/sglu/{d}/fig3a.json" for d in SGLU_TRAINED],
         fig3c=[f"results/sglu/{d}/fig3c.json" for d in SGLU_TRAINED],
         timings=[f"timings/sglu/{d}/{f}.json" for f in ("fig3a", "fig3c") for d in SGLU_TRAINED],
     output:
         md="reports/sglu/index.md",
+        html=report("reports/sglu/index.html", caption="../report/sglu_index.rst", category="Reports"),
         tables=[f"reports/sglu/{t}.csv" for t in ("table3", "fig3a", "fig3b", "fig3c", "fig3d", "claims")],
         fig3a=report("reports/sglu/fig3a.png", caption="../report/sglu_fig3a.rst", category="SGLU"),
         fig3b=report("reports/sglu/fig3b.png", caption="../report/sglu_fig3b.rst", category="SGLU"),
@@ -83,5 +86,6 @@ rule sglu_report:
     benchmark:
         "logs/benchmarks/sglu/report.tsv"
     shell:
-        "{PY} sglu-report --accounting {input.accounting} --fig3a {input.fig3a} --fig3c {input.fig3c} "
+        "{PY} sglu-report --provenance {input.provenance} --accounting {input.accounting} --fig3a {input.fig3a} "
+        "--fig3c {input.fig3c} "
         "--timings {input.timings} {params.missing} --out-dir reports/sglu > {log} 2>&1"

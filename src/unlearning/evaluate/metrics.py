@@ -5,19 +5,18 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
-from torch.func import functional_call
 
 from ..experiment import Setup
 from ..seeding import generator
+from .attacks.loss_threshold import loss_threshold_auc
+from .forward import logits_in_batches
 
 
 @torch.no_grad()
 def per_sample_loss_and_pred(setup: Setup, flat: torch.Tensor, x: torch.Tensor, y: torch.Tensor,
                              batch: int = 2048) -> tuple[torch.Tensor, torch.Tensor]:
-    params = setup.spec.unflatten(flat)
     losses, preds = [], []
-    for start in range(0, len(x), batch):
-        logits = functional_call(setup.model, params, (x[start:start + batch],))
+    for start, logits in zip(range(0, len(x), batch), logits_in_batches(setup, flat, x, batch)):
         losses.append(F.cross_entropy(logits, y[start:start + batch], reduction="none"))
         preds.append(logits.argmax(1))
     return torch.cat(losses).cpu(), torch.cat(preds).cpu()
@@ -25,17 +24,6 @@ def per_sample_loss_and_pred(setup: Setup, flat: torch.Tensor, x: torch.Tensor, 
 
 def accuracy(pred: torch.Tensor, y: torch.Tensor) -> float | None:
     return float((pred == y.cpu()).float().mean()) if len(y) else None
-
-
-def loss_threshold_auc(member_loss: torch.Tensor, nonmember_loss: torch.Tensor) -> float | None:
-    """ROC AUC of the score -loss separating members (1) from non-members (0); None if either is empty."""
-    if len(member_loss) == 0 or len(nonmember_loss) == 0:
-        return None
-    from sklearn.metrics import roc_auc_score  # scikit-learn costs ~1.5 s at start-up
-
-    labels = torch.cat([torch.ones(len(member_loss)), torch.zeros(len(nonmember_loss))])
-    scores = -torch.cat([member_loss, nonmember_loss])
-    return float(roc_auc_score(labels.numpy(), scores.numpy()))
 
 
 def class_matched_pairs(member_labels: torch.Tensor, pool_labels: torch.Tensor, limit: int,

@@ -1,1 +1,2 @@
-"""Paper tables (pandas), figures (seaborn) and the Markdown/HTML report."""
+"""Shared by every paper's report: paper-against-ours status (compare), one figure style (style), pages
+written as Markdown and HTML (page), and the front page (index). Names no paper."""

@@ -18,13 +18,18 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..files import atomic_path
-from ..resolved import check_inputs
+from ...files import atomic_path
+from ...report import style
+from ...report.compare import NO_PAPER, count_tables, missing_status, read_reference, verdict, within
+from ...report.index import Summary
+from ...report.page import Page, select
+from ...resolved import check_inputs
 
-REFERENCE = Path(__file__).resolve().parents[3] / "reference" / "sglu"
+TABLES = ("table3", "fig3a", "fig3b", "fig3c", "fig3d", "claims")
 PAPER_DATASETS = ("mnist", "cifar10")
 VARIANT_LABEL = {"paper": "A (paper)", "code_b": "B (code_b)", "code_c": "C (code_c)"}
 RETRAIN_GAP = 0.01  # unlearned vs retrained accuracy (issue 4's acceptance)
+FMT = ".6g"  # numbers in the Markdown tables
 
 CHOICES = [
     "- Accounting: variant A (the paper's Lemma 3.4 factor c^{2K'}) certifies every run; variants B (tight factor "
@@ -57,7 +62,7 @@ def _load(paths: list[str]) -> list[dict]:
 
 
 def _reference(name: str) -> pd.DataFrame:
-    return pd.read_csv(REFERENCE / f"{name}.csv", dtype={"b": str}, keep_default_na=False)
+    return read_reference("sglu", name, dtype={"b": str}, keep_default_na=False)
 
 
 def _trunc4(x: float) -> float:
@@ -65,18 +70,18 @@ def _trunc4(x: float) -> float:
 
 
 def _missing_status(dataset: str, missing: dict[str, str]) -> str:
-    return f"missing: {missing[dataset]}" if dataset in missing else "stand-in: no paper value (see claims)"
+    return missing_status(missing[dataset]) if dataset in missing else f"stand-in: {NO_PAPER} (see claims)"
 
 
 def _count_status(total: int, paper: pd.DataFrame, variant: str) -> dict:
     """Paper total and status of an accumulated-epoch count: exact equality, judged only against the variant
     that produced the published number (an empty variant: a baseline's own theorem)."""
     if paper.empty:
-        return {"paper_total": None, "status": "no paper value"}
+        return {"paper_total": None, "status": NO_PAPER}
     expected, produced_by = int(paper.total.iloc[0]), paper.variant.iloc[0]
     if produced_by and produced_by != variant:
         return {"paper_total": expected, "status": f"published with {VARIANT_LABEL[produced_by]}"}
-    return {"paper_total": expected, "status": "within" if total == expected else "outside"}
+    return {"paper_total": expected, "status": within(total == expected)}
 
 
 def _trained_cells(f3c: pd.DataFrame) -> pd.DataFrame:
@@ -93,10 +98,10 @@ def table3(accounts: list[dict]) -> pd.DataFrame:
             row = {"dataset": a["dataset"], "n": a["n"], "b": str(r["b"]), "epsilon": r["epsilon"], "T": r["T"],
                    "sigma": round(r["sigma"], 8), "sigma_truncated": _trunc4(r["sigma"])}
             if paper.empty:
-                row |= {"paper_sigma": None, "status": "no paper value (stand-in)"}
+                row |= {"paper_sigma": None, "status": f"{NO_PAPER} (stand-in)"}
             else:
                 p = float(paper.sigma.iloc[0])
-                row |= {"paper_sigma": p, "status": "within" if abs(_trunc4(r["sigma"]) - p) < 1e-9 else "outside"}
+                row |= {"paper_sigma": p, "status": within(abs(_trunc4(r["sigma"]) - p) < 1e-9)}
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -150,7 +155,7 @@ def fig3a(runs: list[dict], missing: dict[str, str]) -> pd.DataFrame:
             rows.append({"dataset": dataset, "method": p.method, "epsilon": p.epsilon, "sigma": None, "mean": None,
                          "std": None, "trials": None, "paper_mean": p["mean"],
                          "paper_std": float(p["std"]) if p["std"] != "" else None,
-                         "status": f"missing: {missing[dataset]}" + (f" ({p.note})" if p.note else "")})
+                         "status": missing_status(missing[dataset]) + (f" ({p.note})" if p.note else "")})
     return pd.DataFrame(rows)
 
 
@@ -169,7 +174,7 @@ def fig3c(runs: list[dict], missing: dict[str, str]) -> pd.DataFrame:
         for _, p in ref[ref.dataset == dataset].iterrows():
             rows.append({"dataset": dataset, "b": p.b, "sigma": p.sigma, "paper_unlearned_mean": p.unlearned_mean,
                          "paper_unlearned_std": p.unlearned_std, "paper_retrained_mean": p.retrained_mean,
-                         "status": f"missing: {missing[dataset]}"})
+                         "status": missing_status(missing[dataset])})
     return pd.DataFrame(rows)
 
 
@@ -217,13 +222,10 @@ def claims(f3a: pd.DataFrame, f3c: pd.DataFrame) -> pd.DataFrame:
 
 
 def _plots(f3a: pd.DataFrame, accounts: list[dict], f3c: pd.DataFrame, f3d: pd.DataFrame, out: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import seaborn as sns
 
-    sns.set_theme(style="whitegrid")
+    style.apply()
     trained = f3a[f3a["mean"].notna()]
     datasets = sorted(trained.dataset.unique()) or ["(none)"]
     fig, axes = plt.subplots(1, len(datasets), figsize=(6 * len(datasets), 4), squeeze=False)
@@ -232,7 +234,7 @@ def _plots(f3a: pd.DataFrame, accounts: list[dict], f3c: pd.DataFrame, f3d: pd.D
             ax.errorbar(g.epsilon, g["mean"], yerr=g["std"], marker="o", capsize=3, label=method)
         ax.set(xscale="log", xlabel="epsilon", ylabel="test accuracy", title=f"Figure 3a: {dataset}")
         ax.legend(fontsize=8)
-    _save(fig, out / "fig3a.png")
+    style.save(fig, out / "fig3a.png")
 
     fig, axes = plt.subplots(1, len(accounts), figsize=(5 * len(accounts), 4), squeeze=False)
     for ax, a in zip(axes[0], accounts):
@@ -248,7 +250,7 @@ def _plots(f3a: pd.DataFrame, accounts: list[dict], f3c: pd.DataFrame, f3d: pd.D
                 ax.plot(xs, ys, marker="o" if per > 1 else None, markersize=3, label=name)
         ax.set(xlabel="removed points", ylabel="accumulated epochs", yscale="log", title=f"Figure 3b: {a['dataset']}")
         ax.legend(fontsize=7)
-    _save(fig, out / "fig3b.png")
+    style.save(fig, out / "fig3b.png")
 
     runs = _trained_cells(f3c)
     datasets = sorted(runs.dataset.unique()) or ["(none)"]
@@ -260,29 +262,14 @@ def _plots(f3a: pd.DataFrame, accounts: list[dict], f3c: pd.DataFrame, f3d: pd.D
             ax.plot(g.sigma, g.retrained_mean, linestyle="--", color=ax.lines[-1].get_color())
         ax.set(xscale="log", xlabel="sigma", ylabel="test accuracy", title=f"Figure 3c: {dataset} (dashed: retrain)")
         ax.legend(fontsize=7)
-    _save(fig, out / "fig3c.png")
+    style.save(fig, out / "fig3c.png")
 
     chosen = f3d[f3d.variant == VARIANT_LABEL["code_b"]]
     fig, axes = plt.subplots(1, len(accounts), figsize=(5 * len(accounts), 4), squeeze=False)
     for ax, a in zip(axes[0], accounts):
         sns.barplot(chosen[chosen.dataset == a["dataset"]], x="sigma", y="total", hue="b", ax=ax)
         ax.set(yscale="log", ylabel="accumulated epochs", title=f"Figure 3d: {a['dataset']} (variant B)")
-    _save(fig, out / "fig3d.png")
-
-
-def _save(fig, path: Path) -> None:
-    import matplotlib.pyplot as plt
-
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=110, metadata={"Software": None})
-    plt.close(fig)
-
-
-def _markdown(df: pd.DataFrame, columns: list[str]) -> str:
-    if df.empty:
-        return "(nothing to show)\n"
-    return df[[c for c in columns if c in df.columns]].to_markdown(index=False, floatfmt=".6g") + "\n"
+    style.save(fig, out / "fig3d.png")
 
 
 def _timing_lines(timings: list[dict], runs: list[dict]) -> list[str]:
@@ -297,7 +284,7 @@ def _timing_lines(timings: list[dict], runs: list[dict]) -> list[str]:
 
 def write_report(params: dict, accounting: list[str], fig3a_files: list[str], fig3c_files: list[str],
                  timings: list[str], missing: dict[str, str], out_dir: str) -> None:
-    from ..config import section_config
+    from ...config import section_config
 
     cfg = section_config(params, "sglu")
     header = check_inputs(params, [*accounting, *fig3a_files, *fig3c_files])  # before any file is written
@@ -314,32 +301,47 @@ def write_report(params: dict, accounting: list[str], fig3a_files: list[str], fi
     _plots(f3a, accounts, f3c, f3d, out)
     variant = VARIANT_LABEL[cfg["accounting"]]
     timing_files = _load(timings)
-    lines = [
-        f"# SGLU (Chien et al., 2024): scale `{params['scale']}`", "", header, "",
+    page = Page(f"SGLU (Chien et al., 2024): scale `{params['scale']}`")
+    page.text(header)
+    page.text(
         f"Binary L2-regularised logistic regression (lambda = {cfg['lam_per_n']:g} n, M = {cfg['clip']:g}, "
         f"R = {cfg['radius']:g}), eta = 1/L, delta = 1/n; {cfg['trials']} trials per cell; runs certified with "
         f"variant {variant}. Table 3 and Figures 3b/3d are accounting only and run in full for every dataset "
-        "(MNIST and CIFAR-10 from the paper's n); Figures 3a/3c train on the datasets on disk.", "",
-        "## Table 3: sigma for K = 1 epoch (Theorem 3.2, Table 2's burn-in)", "",
-        _markdown(t3, ["dataset", "b", "epsilon", "sigma", "sigma_truncated", "paper_sigma", "status"]),
-        "## Figure 3a: accuracy after one removal against epsilon", "", "![figure 3a](fig3a.png)", "",
-        _markdown(f3a[f3a["mean"].notna()], ["dataset", "method", "epsilon", "sigma", "mean", "std", "trials",
-                                             "status"]),
-        "## Figure 3b: accumulated epochs, 100 sequential removals (epsilon = 1, sigma = 0.03)", "",
-        "![figure 3b](fig3b.png)", "",
-        _markdown(f3b, ["dataset", "method", "variant", "total", "first_K", "last_K", "ratio_to_d2d_pct",
-                        "paper_total", "status"]),
-        "## Figure 3c: accuracy after 100 removals against sigma (epsilon = 0.01)", "", "![figure 3c](fig3c.png)", "",
-        _markdown(_trained_cells(f3c), ["dataset", "b", "sigma", "projection", "epochs", "unlearned_mean",
-                                        "unlearned_std", "retrained_mean", "retrained_std", "gap", "trials"]),
-        "## Figure 3d: accumulated epochs for 100 requests (epsilon = 0.01)", "", "![figure 3d](fig3d.png)", "",
-        _markdown(f3d, ["dataset", "b", "sigma", "variant", "total", "first_K", "paper_total", "status"]),
-        "## The paper's claims on the data we have", "", _markdown(cl, ["dataset", "claim", "status", "detail"]),
-        "## Wall time (vectorised trials)", "", *_timing_lines(timing_files, [*runs_a, *runs_c]), "",
-        "## Choices where the paper is silent or inconsistent (specs/sglu.md section 7)", "", *CHOICES, "",
-    ]
+        "(MNIST and CIFAR-10 from the paper's n); Figures 3a/3c train on the datasets on disk.")
+    page.heading("Table 3: sigma for K = 1 epoch (Theorem 3.2, Table 2's burn-in)")
+    page.table(select(t3, ["dataset", "b", "epsilon", "sigma", "sigma_truncated", "paper_sigma", "status"]), FMT)
+    page.heading("Figure 3a: accuracy after one removal against epsilon").figure("fig3a.png", "figure 3a")
+    page.table(select(f3a[f3a["mean"].notna()], ["dataset", "method", "epsilon", "sigma", "mean", "std", "trials",
+                                                 "status"]), FMT)
+    page.heading("Figure 3b: accumulated epochs, 100 sequential removals (epsilon = 1, sigma = 0.03)")
+    page.figure("fig3b.png", "figure 3b")
+    page.table(select(f3b, ["dataset", "method", "variant", "total", "first_K", "last_K", "ratio_to_d2d_pct",
+                            "paper_total", "status"]), FMT)
+    page.heading("Figure 3c: accuracy after 100 removals against sigma (epsilon = 0.01)").figure("fig3c.png",
+                                                                                                "figure 3c")
+    page.table(select(_trained_cells(f3c), ["dataset", "b", "sigma", "projection", "epochs", "unlearned_mean",
+                                            "unlearned_std", "retrained_mean", "retrained_std", "gap", "trials"]), FMT)
+    page.heading("Figure 3d: accumulated epochs for 100 requests (epsilon = 0.01)").figure("fig3d.png", "figure 3d")
+    page.table(select(f3d, ["dataset", "b", "sigma", "variant", "total", "first_K", "paper_total", "status"]), FMT)
+    page.heading("The paper's claims on the data we have").table(select(cl, ["dataset", "claim", "status", "detail"]),
+                                                                 FMT)
+    page.heading("Wall time (vectorised trials)").bullets(_timing_lines(timing_files, [*runs_a, *runs_c]))
+    page.heading("Choices where the paper is silent or inconsistent (specs/sglu.md section 7)").bullets(CHOICES)
     if missing:
-        lines += ["## Datasets not trained here (accounting only; their accuracy cells show as missing)", ""]
-        lines += [f"- {d}: {reason}" for d, reason in missing.items()] + [""]
-    with atomic_path(out / "index.md") as tmp:
-        Path(tmp).write_text("\n".join(lines))
+        page.heading("Datasets not trained here (accounting only; their accuracy cells show as missing)")
+        page.bullets([f"- {d}: {reason}" for d, reason in missing.items()])
+    page.write(out)
+
+
+def summary(out_dir: str | Path) -> Summary:
+    """The front page's row: Table 3's sigmas and the paper's claims on the data we have, from the written tables."""
+    out = Path(out_dir)
+    statuses = []
+    for table in ("table3", "claims"):
+        try:
+            statuses += list(pd.read_csv(out / f"{table}.csv", keep_default_na=False).status)
+        except pd.errors.EmptyDataError:
+            continue
+    return Summary("sglu", "SGLU (Chien et al., 2024)",
+                   "the certified sigma of Table 3 matches the paper's, and the paper's accuracy claims (Figures "
+                   "3a/3c) hold on the data we have", verdict(statuses), count_tables(out, TABLES))

@@ -19,10 +19,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..files import atomic_path
-from ..resolved import check_inputs
+from ...files import atomic_path
+from ...report import style
+from ...report.compare import NO_PAPER, count_tables, missing_status, read_reference, verdict, within, within_tolerance
+from ...report.index import Summary
+from ...report.page import Page, select
+from ...resolved import check_inputs
 
-REFERENCE = Path(__file__).resolve().parents[3] / "reference" / "pdudt"
+TABLES = ("table2", "table3", "figure1", "figure2", "subsequent", "gaps")
 LABELS = {"original": "Origin", "original_all": "Origin (all n clients)", "retrain": "Retrain",
           "perturbed_retrain": "Perturbed retrain", "fats": "FATS-Unl", "fedrecovery": "FedRecovery",
           "hdus": "HDUS-approx", "pdudt": "PDUDT", "pdudt_es": "PDUDT (ES)", "noise_only": "Noise only (no correction)"}
@@ -89,7 +93,7 @@ def _variant(result: dict, checkpoint: str, sigma) -> dict | None:
 
 
 def table2(timings: list[dict], missing: dict[str, str]) -> pd.DataFrame:
-    ref = pd.read_csv(REFERENCE / "table2.csv")
+    ref = read_reference("pdudt", "table2")
     paper_retrain = ref[ref.method == "retrain"].set_index("dataset").paper_seconds
     rows = []
     for t in timings:
@@ -107,19 +111,19 @@ def table2(timings: list[dict], missing: dict[str, str]) -> pd.DataFrame:
                     row["status"] = "reference"
                 else:
                     low, high = TABLE2_RATIO[method]
-                    row["status"] = "within" if low <= ratio < high else "outside"
+                    row["status"] = within(low <= ratio < high)
                     row["criterion"] = f"ratio to Retrain in [{low:g}, {high:g}) %"
             else:
-                row["status"] = "missing: not in pdudt.methods" if retrain else "missing: Retrain not timed"
+                row["status"] = missing_status("not in pdudt.methods" if retrain else "Retrain not timed")
             rows.append(row)
     for d, reason in missing.items():
         for method in ("retrain", "fats", "fedrecovery", "hdus", "pdudt", "pdudt_es"):
-            rows.append({"dataset": d, "method": method, "status": f"missing: {reason}"})
+            rows.append({"dataset": d, "method": method, "status": missing_status(reason)})
     return pd.DataFrame(rows)
 
 
 def table3(results: list[dict], missing: dict[str, str], default_sigma: dict[str, float]) -> pd.DataFrame:
-    ref = pd.read_csv(REFERENCE / "table3.csv")
+    ref = read_reference("pdudt", "table3")
     by_key = {(_dataset(r["experiment"]), r["method"]): r for r in results}
     rows = []
     for d in sorted({_dataset(r["experiment"]) for r in results}):
@@ -131,7 +135,7 @@ def table3(results: list[dict], missing: dict[str, str], default_sigma: dict[str
                     "paper_std": float(paper.paper_precision_std.iloc[0]) if len(paper) else None}
             result = by_key.get((d, method))
             if result is None:
-                rows.append({**base, "checkpoint": "B", "status": "missing: not in pdudt.methods"})
+                rows.append({**base, "checkpoint": "B", "status": missing_status("not in pdudt.methods")})
                 continue
             for checkpoint in ("A", "B"):
                 v = _variant(result, checkpoint, default_sigma[d])
@@ -143,15 +147,14 @@ def table3(results: list[dict], missing: dict[str, str], default_sigma: dict[str
                        "client_mean_precision": v["mia_shadow_client_mean"]["precision_mean"],
                        "loss_threshold_auc": v["mia_loss_threshold_auc"], "samples_per_side": mia["samples_per_side"]}
                 if base["paper_mean"] is None:
-                    row["status"] = "no paper value"
+                    row["status"] = NO_PAPER
                 else:
                     tol = TABLE3_TOLERANCE.get(method, DEFAULT_TOLERANCE)
-                    gap = abs(mia["precision_mean"] - base["paper_mean"])
-                    row.update(tolerance=tol, status="within" if gap <= tol else "outside")
+                    row.update(tolerance=tol, status=within_tolerance(mia["precision_mean"], base["paper_mean"], tol))
                 rows.append(row)
     for d, reason in missing.items():
         for method in ("original", "retrain", "fats", "fedrecovery", "hdus", "pdudt", "pdudt_es"):
-            rows.append({"dataset": d, "method": method, "status": f"missing: {reason}"})
+            rows.append({"dataset": d, "method": method, "status": missing_status(reason)})
     return pd.DataFrame(rows)
 
 
@@ -179,7 +182,7 @@ def figure1_table(results: list[dict]) -> pd.DataFrame:
         gap = 100 * (row.client_mean_accuracy - ref.loc[key].client_mean_accuracy)
         gaps.append(gap)
         if row.method == "pdudt" and row.checkpoint == "B":
-            status.append("within" if abs(gap) <= FIGURE1_GAP else "outside")
+            status.append(within(abs(gap) <= FIGURE1_GAP))
         else:
             status.append("not a claim")
     df["gap_to_perturbed_retrain_pts"] = gaps
@@ -245,22 +248,17 @@ def gaps_table(gaps: list[dict]) -> pd.DataFrame:
 
 
 def _plots(fig1: pd.DataFrame, fig2: pd.DataFrame, curves: pd.DataFrame, out: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import seaborn as sns
 
+    style.apply()
     datasets = sorted(fig1.dataset.unique()) if not fig1.empty else []
     for name, plot in (("figure1", _figure1), ("figure2", _figure2), ("subsequent", _subsequent)):
         data = {"figure1": fig1, "figure2": fig2, "subsequent": curves}[name]
         fig, axes = plt.subplots(max(1, len(datasets)), 2, figsize=(11, 3.6 * max(1, len(datasets))), squeeze=False)
         for row, d in enumerate(datasets):
             plot(sns, data[data.dataset == d], axes[row], d)
-        fig.tight_layout()
-        with atomic_path(out / f"{name}.png") as tmp:
-            fig.savefig(tmp, dpi=110, format="png", metadata={"Software": None})
-        plt.close(fig)
+        style.save(fig, out / f"{name}.png")
 
 
 def _figure1(sns, df, axes, dataset):
@@ -288,19 +286,16 @@ def _subsequent(sns, df, axes, dataset):
     axes[1].axis("off")
 
 
-def _markdown(df: pd.DataFrame, columns: list[str], missing: dict[str, str] | None = None) -> str:
+def _shown(df: pd.DataFrame, columns: list[str], missing: dict[str, str] | None = None) -> pd.DataFrame:
     """A table of the datasets that ran; the missing ones are listed once, below, with their reason."""
     if missing and not df.empty:
         df = df[~df.dataset.isin(missing)]
-    if df.empty:
-        return "(nothing to show)\n"
-    shown = df[[c for c in columns if c in df.columns]].copy()
-    return shown.to_markdown(index=False, floatfmt=".4g") + "\n"
+    return select(df, columns)
 
 
 def write_report(params: dict, results: list[str], curves: list[str], timings: list[str], missing: dict[str, str],
                  out_dir: str, gaps: list[str] = ()) -> None:
-    from ..config import section_config
+    from ...config import section_config
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -319,8 +314,9 @@ def write_report(params: dict, results: list[str], curves: list[str], timings: l
         with atomic_path(out / f"{name}.csv") as tmp:
             df.to_csv(tmp, index=False, float_format="%.6g")
     _plots(f1, f2, sub, out)
-    lines = [
-        f"# PDUDT (Qiao et al., ICML 2025): scale `{params['scale']}`", "", header, "",
+    page = Page(f"PDUDT (Qiao et al., ICML 2025): scale `{params['scale']}`")
+    page.text(header)
+    page.text(
         "Setting: gradient-mixing D-SGD (Eq. 2) on a fresh Erdos-Renyi graph per round (p_edge "
         f"{cfg['topology']['p_edge']}), {cfg['clients']} clients, the target client {cfg['forget']['client']} holding "
         f"all of class {cfg['forget']['class']}; t1 = {cfg['train']['rounds']}, lr {cfg['train']['lr']}, batch "
@@ -328,31 +324,46 @@ def write_report(params: dict, results: list[str], curves: list[str], timings: l
         f"rounds; T = {cfg['subsequent']['rounds']} subsequent rounds; default sigma {cfg['default_sigma']}.",
         "Checkpoint A = right after unlearning at t1; B = after the T subsequent rounds (Origin continues with all "
         "clients). Accuracy is the mean over the remaining clients' models (primary) or of the parameter-averaged "
-        "model; the attack targets the averaged remaining model (Origin: the same remaining clients' models).", "",
-        "## Table 2: unlearning time", "", _markdown(t2, ["dataset", "method", "seconds", "ratio_to_retrain_pct",
-                                                           "paper_seconds", "paper_ratio_to_retrain_pct", "status"],
-                                                      missing),
-        "## Table 3: shadow-model MIA precision (%)", "",
-        _markdown(t3, ["dataset", "method", "checkpoint", "precision_mean", "precision_std", "paper_mean", "paper_std",
-                       "tolerance", "status", "auc_mean", "loss_threshold_auc"], missing),
-        "## Figure 1: accuracy against sigma", "", "![figure 1](figure1.png)", "",
-        _markdown(f1, ["dataset", "method", "checkpoint", "sigma", "client_mean_accuracy", "averaged_model_accuracy",
-                       "gap_to_perturbed_retrain_pts", "status"]),
-        "## Figure 2: per-class accuracy at the default sigma", "", "![figure 2](figure2.png)", "",
-        _markdown(f2[f2["class"] == cfg["forget"]["class"]] if not f2.empty else f2,
-                  ["dataset", "method", "checkpoint", "class", "client_mean_accuracy", "averaged_model_accuracy",
-                   "class9_status"]),
-        "## Subsequent learning", "", "![subsequent learning](subsequent.png)", "",
-        "## What the correction contributes (spec 7-N)", "",
+        "model; the attack targets the averaged remaining model (Origin: the same remaining clients' models).")
+    page.heading("Table 2: unlearning time").table(_shown(
+        t2, ["dataset", "method", "seconds", "ratio_to_retrain_pct", "paper_seconds", "paper_ratio_to_retrain_pct",
+             "status"], missing))
+    page.heading("Table 3: shadow-model MIA precision (%)").table(_shown(
+        t3, ["dataset", "method", "checkpoint", "precision_mean", "precision_std", "paper_mean", "paper_std",
+             "tolerance", "status", "auc_mean", "loss_threshold_auc"], missing))
+    page.heading("Figure 1: accuracy against sigma").figure("figure1.png", "figure 1").table(_shown(
+        f1, ["dataset", "method", "checkpoint", "sigma", "client_mean_accuracy", "averaged_model_accuracy",
+             "gap_to_perturbed_retrain_pts", "status"]))
+    page.heading("Figure 2: per-class accuracy at the default sigma").figure("figure2.png", "figure 2").table(_shown(
+        f2[f2["class"] == cfg["forget"]["class"]] if not f2.empty else f2,
+        ["dataset", "method", "checkpoint", "class", "client_mean_accuracy", "averaged_model_accuracy",
+         "class9_status"]))
+    page.heading("Subsequent learning").figure("subsequent.png", "subsequent learning")
+    page.heading("What the correction contributes (spec 7-N)").text(
         "Without noise, at t1: the l2 gap between the averaged corrected models and the averaged retrained models "
         "(PDUDT, PDUDT (ES), and no correction at all), and the epsilon that gap would imply at each sigma "
-        f"(Def. 4.3, beta = {params['privacy']['delta']}; a diagnostic, not a certificate).", "",
-        _markdown(gap[gap.sigma == cfg["default_sigma"]] if not gap.empty else gap,
-                  ["dataset", "method", "averaged_model_gap", "client_gap_mean", "sigma", "implied_epsilon"]),
-    ]
-    lines += ["## Choices where the paper is silent (specs/pdudt.md section 7)", "", *CHOICES, ""]
+        f"(Def. 4.3, beta = {params['privacy']['delta']}; a diagnostic, not a certificate).")
+    page.table(_shown(gap[gap.sigma == cfg["default_sigma"]] if not gap.empty else gap,
+                      ["dataset", "method", "averaged_model_gap", "client_gap_mean", "sigma", "implied_epsilon"]))
+    page.heading("Choices where the paper is silent (specs/pdudt.md section 7)").bullets(CHOICES)
     if missing:
-        lines += ["## Missing datasets (every cell of theirs shows as missing in the CSV files)", ""]
-        lines += [f"- {d}: {reason}" for d, reason in missing.items()] + [""]
-    with atomic_path(out / "index.md") as tmp:
-        Path(tmp).write_text("\n".join(lines))
+        page.heading("Missing datasets (every cell of theirs shows as missing in the CSV files)")
+        page.bullets([f"- {d}: {reason}" for d, reason in missing.items()])
+    page.write(out)
+
+
+def summary(out_dir: str | Path) -> Summary:
+    """The front page's row: Table 2's and Table 3's headline for PDUDT itself, from the written tables."""
+    out = Path(out_dir)
+    rows = []
+    for table in ("table2", "table3"):
+        try:
+            df = pd.read_csv(out / f"{table}.csv", keep_default_na=False)
+        except pd.errors.EmptyDataError:
+            continue
+        if "checkpoint" in df:
+            df = df[df.checkpoint.isin(["B", ""])]
+        rows += list(df[df.method == "pdudt"].status) if "status" in df else []
+    return Summary("pdudt", "PDUDT (Qiao et al., ICML 2025)",
+                   "PDUDT unlearns in under 1 % of Retrain's time (Table 2) with shadow-model MIA precision "
+                   "within tolerance of the paper's (Table 3, checkpoint B)", verdict(rows), count_tables(out, TABLES))

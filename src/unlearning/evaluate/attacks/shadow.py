@@ -1,4 +1,4 @@
-"""The shadow-model membership inference attack of PDUDT's Table 3 (specs/pdudt.md 5.3).
+"""The shadow-model membership inference attack (Shokri et al. 2017), as in FATS' code.
 
 Shokri et al. (2017) in the lineage of the FATS code (`utils.mia_attack`):
 - the test set splits into stratified halves, H_shadow (the attacker's) and H_eval (negatives);
@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from torch.func import functional_call, grad
+from torch.func import grad
 
-from ..experiment import Setup
-from ..models import build_model
-from ..seeding import derive_seed, generator
-from ..train.dsgd import ClientData, Schedule, local_pseudo_gradients, make_loss, round_batches
-from ..train.flat import FlatSpec
+from ...experiment import Setup
+from ...models import build_model
+from ...seeding import derive_seed, generator
+from ...train.dsgd import ClientData, Schedule, local_pseudo_gradients, make_loss, round_batches
+from ...train.flat import FlatSpec
+from ..forward import logits_in_batches
 
 
 def stratified_halves(labels: torch.Tensor, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -38,8 +39,7 @@ def stratified_halves(labels: torch.Tensor, seed: int) -> tuple[torch.Tensor, to
 
 @torch.no_grad()
 def softmax(setup: Setup, flat: torch.Tensor, x: torch.Tensor, batch: int = 2048) -> torch.Tensor:
-    params = setup.spec.unflatten(flat.to(setup.device))
-    out = [functional_call(setup.model, params, (x[s:s + batch],)).softmax(1) for s in range(0, len(x), batch)]
+    out = [logits.softmax(1) for logits in logits_in_batches(setup, flat, x, batch)]
     return torch.cat(out).cpu() if out else torch.zeros(0, setup.classes)
 
 
@@ -131,3 +131,22 @@ def repeated_attack(p_members: np.ndarray, p_others: np.ndarray, repetitions: in
         out[f"{key}_mean"] = 100 * float(np.mean(values))
         out[f"{key}_std"] = 100 * float(np.std(values))
     return out
+
+
+class ShadowModels:
+    """The attack behind `attacks.Attack`: `fit` = one forest per class (`fit_attack`), `member_scores` = P(in)
+    (`member_probability`), `metrics` = balanced resamples (`repeated_attack`)."""
+
+    def __init__(self, seed: int):
+        self.seed, self.forests = seed, {}
+
+    def fit(self, shadow: dict[str, torch.Tensor], classes: list[int]) -> ShadowModels:
+        self.forests = fit_attack(shadow, classes, self.seed)
+        return self
+
+    def member_scores(self, outputs: torch.Tensor, labels: torch.Tensor) -> np.ndarray:
+        return member_probability(self.forests, outputs, labels)
+
+    def metrics(self, members: np.ndarray, nonmembers: np.ndarray, repetitions: int, max_samples: int,
+                gen: torch.Generator, with_auc: bool = True) -> dict:
+        return repeated_attack(members, nonmembers, repetitions, max_samples, gen, with_auc)

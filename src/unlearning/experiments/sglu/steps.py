@@ -23,16 +23,16 @@ from pathlib import Path
 
 import torch
 
-from .config import ParamsError, section_config
-from .data.binary import binary_features, resnet18_cache_file
-from .data.datasets import missing_reason as raw_missing_reason
-from .experiment import pick_device
-from .files import load_metadata, load_tensors, read_json, save_tensors, write_json
-from .privacy import sglu as acc
-from .privacy import sglu_baselines as base
-from .resolved import config_record
-from .seeding import generator
-from .train import noisy_sgd as sgd
+from ...config import ParamsError, section_config
+from ...data.binary import binary_features, resnet18_cache_file
+from ...data.datasets import missing_reason as raw_missing_reason
+from ...experiment import pick_device
+from ...files import load_metadata, load_tensors, read_json, save_tensors, write_json
+from ...privacy import sglu as acc
+from ...privacy import sglu_baselines as base
+from ...resolved import config_record
+from ...seeding import generator
+from ...train import noisy_sgd as sgd
 
 log = logging.getLogger("unlearning")
 

@@ -19,15 +19,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .experiment import Setup, load_setup
-from .files import load_metadata, load_tensors, read_json, save_tensors, write_json
-from .history import History, HistoryWriter
-from .methods import Cost, TrainedState, get_method
-from .methods.pdudt import add_noise, client_correction, client_noise
-from .resolved import config_record
-from .seeding import generator
-from .steps import _load_models, write_cost
-from .train.dsgd import train
+from ...experiment import Setup, load_setup
+from ...files import load_metadata, load_tensors, read_json, save_tensors, write_json
+from ...history import History, HistoryWriter
+from ...methods import Cost, TrainedState, get_method
+from ...methods.pdudt import add_noise, client_correction, client_noise
+from ...resolved import config_record
+from ...seeding import generator
+from ...train.dsgd import train
+from ..common.io import load_models, write_cost
 
 log = logging.getLogger("unlearning")
 
@@ -57,7 +57,7 @@ def load_variants(path: str | Path) -> tuple[list[tuple[float | None, torch.Tens
 
 
 def _state(setup: Setup, directory: str | Path) -> TrainedState:
-    theta, clients, meta = _load_models(str(Path(directory) / "models.safetensors"), setup.device)
+    theta, clients, meta = load_models(str(Path(directory) / "models.safetensors"), setup.device)
     return TrainedState(setup, theta, clients, meta["rounds"], Path(directory))
 
 
@@ -69,7 +69,7 @@ def step_server(params: dict, name: str, kind: str, features: str, split: str, o
     rounds, n, out = setup.cfg["train"]["rounds"], setup.cfg["clients"], Path(out_dir)
     start = time.perf_counter()
     if kind == "fedrecovery":
-        from .methods.fedrecovery import train_server
+        from ...methods.fedrecovery import train_server
 
         history = HistoryWriter(out / "history", rounds, list(range(n)), setup.spec.dim,
                                 params["engine"]["history_dtype"])
@@ -77,13 +77,13 @@ def step_server(params: dict, name: str, kind: str, features: str, split: str, o
         history.close()
         clients, grad_evals = list(range(n)), train_log.grad_evals
     elif kind == "fats":
-        from .methods.fats import train_fats
+        from ...methods.fats import train_fats
 
         (out / "history").mkdir(parents=True, exist_ok=True)
         w, grad_evals = train_fats(setup, out / "history", setup.cfg["fats"]["clients_per_round"])
         theta, clients = w.unsqueeze(0), [-1]
     elif kind == "hdus":
-        from .methods.hdus import train_hdus
+        from ...methods.hdus import train_hdus
 
         (out / "history").mkdir(parents=True, exist_ok=True)
         theta, grad_evals = train_hdus(setup, out / "history", setup.cfg["hdus"]["public_fraction"])
@@ -127,7 +127,7 @@ def step_variants(params: dict, name: str, method: str, features: str, split: st
 
 def _step_hdus(setup: Setup, trained_dir: str, out: Path, timing: str) -> None:
     """HDUS-approx unlearning: every remaining client's re-fitted ensemble; the time is the busiest client's."""
-    from .methods import hdus
+    from ...methods import hdus
 
     ensembles, busiest, seconds = hdus.unlearn(setup, Path(trained_dir) / "history", setup.cfg["hdus"]["refit_lr"])
     hdus.save_ensembles(out / "models.safetensors", ensembles,
@@ -143,7 +143,7 @@ def step_gaps(params: dict, name: str, features: str, split: str, pretrain_dir: 
     corrected models and the averaged retrained models, ||avg theta-bar - avg theta-tilde||, for PDUDT, PDUDT(ES)
     and no correction (noise only), the mean per-client gap, and the epsilon each gap implies at every sigma
     (Def. 4.3, beta = privacy.delta): the empirical Delta_emp of spec 2.5, a diagnostic, not a certificate."""
-    from .privacy.gaussian import epsilon
+    from ...privacy.gaussian import epsilon
 
     setup = load_setup(params, name, features, split)
     cfg, beta = setup.cfg, params["privacy"]["delta"]
@@ -169,7 +169,7 @@ def continue_training(setup: Setup, theta: torch.Tensor, clients: list[int], sta
                       eval_every: int) -> tuple[torch.Tensor, list[dict]]:
     """Eq. (10): `rounds` more rounds of the experiment's D-SGD among `clients`, from `theta`; the
     averaged model's test accuracy every `eval_every` rounds."""
-    from .evaluate.metrics import accuracy, per_sample_loss_and_pred
+    from ...evaluate.metrics import accuracy, per_sample_loss_and_pred
 
     data = setup.data.retained(setup.request.masks)
     sched = setup.schedule(lr=lr)
@@ -208,7 +208,7 @@ def step_continue(params: dict, name: str, method: str, features: str, split: st
 
 def step_attack(params: dict, name: str, features: str, split: str, out: str) -> None:
     """Shadow models once per dataset and seed; their softmax vectors are the attack's training data."""
-    from .evaluate.shadow_mia import stratified_halves, train_shadows
+    from ...evaluate.attacks.shadow import stratified_halves, train_shadows
 
     setup = load_setup(params, name, features, split)
     mia = setup.cfg["mia"]
@@ -229,12 +229,12 @@ def attack_samples(setup: Setup, eval_idx: torch.Tensor) -> tuple[torch.Tensor, 
     return x_members, y_members, setup.x_test[negatives.to(setup.device)], y_test[negatives]
 
 
-def evaluate_variant(setup: Setup, theta: torch.Tensor, clients: list[int], forests, eval_idx: torch.Tensor,
+def evaluate_variant(setup: Setup, theta: torch.Tensor, clients: list[int], attack, eval_idx: torch.Tensor,
                      seed_keys: tuple) -> dict:
     """Accuracies (per client, averaged model, per class), forget accuracy, loss-threshold AUC and the shadow
     attack on the averaged model (primary) and on each client's model (mean, secondary)."""
-    from .evaluate.metrics import evaluate
-    from .evaluate.shadow_mia import member_probability, repeated_attack, softmax
+    from ...evaluate.attacks.shadow import softmax
+    from ...evaluate.metrics import evaluate
 
     cfg = setup.cfg
     theta = theta.to(setup.device)
@@ -244,11 +244,11 @@ def evaluate_variant(setup: Setup, theta: torch.Tensor, clients: list[int], fore
     # every attacked model (each client's, then the averaged one) through the forests in one call per side
     attacked = [*theta, theta.mean(0)]
     keys = [*(str(c) for c in clients), "averaged"]
-    p_in = np.split(member_probability(forests, torch.cat([softmax(setup, f, x_members) for f in attacked]),
-                                       y_members.repeat(len(attacked))), len(attacked))
-    p_out = np.split(member_probability(forests, torch.cat([softmax(setup, f, x_neg) for f in attacked]),
-                                        y_neg.repeat(len(attacked))), len(attacked))
-    attacks = {key: repeated_attack(p_in[k], p_out[k], cfg["mia"]["repetitions"], cfg["mia"]["max_samples"],
+    p_in = np.split(attack.member_scores(torch.cat([softmax(setup, f, x_members) for f in attacked]),
+                                         y_members.repeat(len(attacked))), len(attacked))
+    p_out = np.split(attack.member_scores(torch.cat([softmax(setup, f, x_neg) for f in attacked]),
+                                          y_neg.repeat(len(attacked))), len(attacked))
+    attacks = {key: attack.metrics(p_in[k], p_out[k], cfg["mia"]["repetitions"], cfg["mia"]["max_samples"],
                                     generator(setup.seed, setup.name, "mia-reps", *seed_keys, key),
                                     with_auc=key == "averaged") for k, key in enumerate(keys)}
     client_attacks = [attacks[str(c)] for c in clients]
@@ -266,12 +266,12 @@ def evaluate_variant(setup: Setup, theta: torch.Tensor, clients: list[int], fore
     }
 
 
-def evaluate_ensembles(setup: Setup, ensembles: dict, forests, eval_idx: torch.Tensor) -> dict:
+def evaluate_ensembles(setup: Setup, ensembles: dict, attack, eval_idx: torch.Tensor) -> dict:
     """HDUS: the metrics of evaluate_variant on every remaining client's ensemble output, averaged over the
     clients (spec 5.3-5: there is no averaged model; the attack targets each client's ensemble)."""
-    from .evaluate.metrics import accuracy, class_matched_pairs, loss_threshold_auc
-    from .evaluate.shadow_mia import member_probability, repeated_attack
-    from .methods.hdus import ensemble_probabilities
+    from ...evaluate.attacks.loss_threshold import loss_threshold_auc
+    from ...evaluate.metrics import accuracy, class_matched_pairs
+    from ...methods.hdus import ensemble_probabilities
 
     cfg, y_test = setup.cfg, setup.y_test.cpu()
     x_members, y_members, x_neg, y_neg = attack_samples(setup, eval_idx)
@@ -289,9 +289,9 @@ def evaluate_ensembles(setup: Setup, ensembles: dict, forests, eval_idx: torch.T
         softmax_in.append(p_members)
         softmax_out.append(ensemble_probabilities(setup, ensemble, x_neg))
     k = len(ensembles)
-    p_in = np.split(member_probability(forests, torch.cat(softmax_in), y_members.repeat(k)), k)
-    p_out = np.split(member_probability(forests, torch.cat(softmax_out), y_neg.repeat(k)), k)
-    attacks = [repeated_attack(p_in[i], p_out[i], cfg["mia"]["repetitions"], cfg["mia"]["max_samples"],
+    p_in = np.split(attack.member_scores(torch.cat(softmax_in), y_members.repeat(k)), k)
+    p_out = np.split(attack.member_scores(torch.cat(softmax_out), y_neg.repeat(k)), k)
+    attacks = [attack.metrics(p_in[i], p_out[i], cfg["mia"]["repetitions"], cfg["mia"]["max_samples"],
                                generator(setup.seed, setup.name, "mia-reps", "A", None, str(c)), with_auc=True)
                for i, c in enumerate(ensembles)]
     mean = lambda values: sum(values) / len(values)  # noqa: E731
@@ -312,20 +312,21 @@ def evaluate_ensembles(setup: Setup, ensembles: dict, forests, eval_idx: torch.T
 
 def step_evaluate(params: dict, name: str, method: str, features: str, split: str, attack: str, models_a: str,
                   models_b: str | None, cost: str | None, out: str) -> None:
-    from .evaluate.shadow_mia import fit_attack, stratified_halves
+    from ...evaluate.attacks import ShadowModels
+    from ...evaluate.attacks.shadow import stratified_halves
 
     setup = load_setup(params, name, features, split)
     _, eval_idx = stratified_halves(setup.y_test.cpu(), setup.seed)
     forest_classes = setup.data.y[setup.request.samples(setup.data.indices).to(setup.data.x.device)].unique()
-    forests = fit_attack(load_tensors(attack), forest_classes.tolist(), setup.seed)
+    shadow = ShadowModels(setup.seed).fit(load_tensors(attack), forest_classes.tolist())
     result = {"method": method, "experiment": name, "scale": params["scale"], "checkpoints": {}}
     if method == "original":
         result["all_clients"] = {}
     if method == "hdus":
-        from .methods.hdus import load_ensembles
+        from ...methods.hdus import load_ensembles
 
         result["checkpoints"]["A"] = [{"sigma": None, **evaluate_ensembles(setup, load_ensembles(Path(models_a)),
-                                                                          forests, eval_idx)}]
+                                                                          shadow, eval_idx)}]
     for checkpoint, path in (("A", models_a), ("B", models_b)):
         if path is None or method == "hdus":
             continue
@@ -334,12 +335,12 @@ def step_evaluate(params: dict, name: str, method: str, features: str, split: st
             # Origin is judged on the same remaining clients as every method, and also as the whole system
             # before unlearning: all n clients, the target's model included (its average is the global model)
             result["all_clients"][checkpoint] = [
-                {"sigma": sigma, **evaluate_variant(setup, theta, clients, forests, eval_idx, (checkpoint, "all"))}
+                {"sigma": sigma, **evaluate_variant(setup, theta, clients, shadow, eval_idx, (checkpoint, "all"))}
                 for sigma, theta in variants]
             keep = [i for i, c in enumerate(clients) if c not in setup.request.removed]
             variants, clients = [(s, t[keep]) for s, t in variants], [clients[i] for i in keep]
         result["checkpoints"][checkpoint] = [
-            {"sigma": sigma, **evaluate_variant(setup, theta, clients, forests, eval_idx, (checkpoint, sigma))}
+            {"sigma": sigma, **evaluate_variant(setup, theta, clients, shadow, eval_idx, (checkpoint, sigma))}
             for sigma, theta in variants]
     if cost is not None:
         result["cost"] = read_json(cost)
@@ -372,7 +373,7 @@ def step_timing(params: dict, name: str, features: str, split: str, pretrain_dir
     FedRecovery on the server, each a warm-up then the median of `timing.repeats`; Retrain (the t1 rounds
     without the target), FATS-Unl (the server's rollback retraining) and HDUS-approx (the re-fit on the client
     holding the most seeds) once each, as they take minutes at the paper's sizes."""
-    from .methods import hdus
+    from ...methods import hdus
 
     setup = load_setup(params, name, features, split)
     cfg = setup.cfg

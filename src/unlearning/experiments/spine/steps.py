@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import asdict
 from pathlib import Path
 
 import torch
 
-from .config import experiment_config
-from .data.datasets import normalize, prepare
-from .experiment import load_setup, make_split
-from .files import load_metadata, load_tensors, read_json, save_tensors, write_json
-from .history import CheckpointStore, HistoryWriter
-from .methods import Cost, TrainedState, get_method
-from .resolved import config_record
-from .train.dsgd import train
+from ...config import experiment_config
+from ...data.datasets import normalize, prepare
+from ...experiment import load_setup, make_split
+from ...files import load_metadata, load_tensors, read_json, save_tensors, write_json
+from ...history import CheckpointStore, HistoryWriter
+from ...methods import Cost, TrainedState, get_method
+from ...resolved import config_record
+from ...train.dsgd import train
+from ..common.io import load_models, write_cost
 
 log = logging.getLogger("unlearning")
 
@@ -67,23 +67,11 @@ def step_pretrain(params: dict, name: str, features: str, split: str, out_dir: s
              setup.strategy, setup.device)
 
 
-def write_cost(cost: Cost, path: Path, timing: str) -> None:
-    """The deterministic costs beside the models; the wall time, which varies, to `timing`."""
-    fields = asdict(cost)
-    write_json(timing, {"wall_time_s": fields.pop("wall_time_s")})
-    write_json(path, fields)
-
-
-def _load_models(path: str, device) -> tuple[torch.Tensor, list[int], dict]:
-    tensors = load_tensors(path)
-    return tensors["theta"].to(device), tensors["clients"].tolist(), load_metadata(path)
-
-
 def step_unlearn(params: dict, name: str, method: str, features: str, split: str, pretrain_dir: str,
                  out_dir: str, timing: str) -> None:
     """Run one method; its models, certificate and deterministic costs to `out_dir`, wall time to `timing`."""
     setup = load_setup(params, name, features, split)
-    theta, clients, meta = _load_models(str(Path(pretrain_dir) / "models.safetensors"), setup.device)
+    theta, clients, meta = load_models(str(Path(pretrain_dir) / "models.safetensors"), setup.device)
     state = TrainedState(setup, theta, clients, meta["rounds"], Path(pretrain_dir))
     result = get_method(method)(state, setup.request, setup.cfg.get(method, {}))
     out = Path(out_dir)
@@ -97,10 +85,10 @@ def step_unlearn(params: dict, name: str, method: str, features: str, split: str
 def step_evaluate(params: dict, name: str, method: str, features: str, split: str, models: str, cost: str,
                   out: str) -> None:
     """Deterministic metrics to `out` (wall times live under timings/)."""
-    from .evaluate.metrics import evaluate
+    from ...evaluate.metrics import evaluate
 
     setup = load_setup(params, name, features, split)
-    theta, clients, meta = _load_models(models, setup.device)
+    theta, clients, meta = load_models(models, setup.device)
     start = time.perf_counter()
     metrics = evaluate(setup, theta, clients, setup.cfg["eval"]["mia_samples"])
     costs = read_json(cost)

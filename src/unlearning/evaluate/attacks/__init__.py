@@ -1,0 +1,30 @@
+"""Membership inference attacks behind one interface.
+
+An attack is fitted on the attacker's shadow data (`fit`), turns a model's outputs on samples into
+membership scores (`member_scores`: higher = more likely a member), and turns the scores of members and
+non-members into its metrics (`metrics`). A new attack is one class with these three methods.
+
+- `LossThreshold` (Yeom et al. 2018): nothing to fit; outputs are per-sample losses; metric: ROC AUC.
+- `ShadowModels` (Shokri et al. 2017): per-class random forests fitted on shadow models' softmax vectors;
+  outputs are softmax vectors; metrics over balanced resamples (`shadow.repeated_attack`).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+import torch
+
+from .loss_threshold import LossThreshold
+from .shadow import ShadowModels
+
+__all__ = ["Attack", "LossThreshold", "ShadowModels"]
+
+
+class Attack(Protocol):
+    def fit(self, shadow: dict[str, torch.Tensor] | None, classes: list[int]) -> Attack: ...
+
+    def member_scores(self, outputs: torch.Tensor, labels: torch.Tensor) -> np.ndarray: ...
+
+    def metrics(self, members: np.ndarray, nonmembers: np.ndarray, **options) -> dict: ...

@@ -1,0 +1,28 @@
+"""The front page's command: `index --out-dir reports`, after every paper's report is written."""
+
+from __future__ import annotations
+
+import argparse
+from importlib import import_module
+from pathlib import Path
+
+from .. import PAPERS
+
+
+def add_commands(sub, common: argparse.ArgumentParser) -> None:
+    s = sub.add_parser("index", parents=[common], help="the front page: one summary row per paper, linking each "
+                       "paper's report (reads <out-dir>/<paper>/)")
+    s.add_argument("--out-dir", required=True)
+    s.set_defaults(run=run)
+
+
+def run(params: dict, args) -> None:
+    from ...provenance import summary_line
+    from ...report.index import write_index
+
+    out = Path(args.out_dir)
+    summaries = [import_module(f"..{paper}.report", __package__).summary(out / paper) for paper in PAPERS]
+    from ...resolved import MACHINE
+
+    machine = summary_line(params[MACHINE]) if MACHINE in params else None
+    write_index(summaries, params["scale"], out, machine)

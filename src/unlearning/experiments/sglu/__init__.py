@@ -1,0 +1,1 @@
+"""SGLU (Chien et al., 2024): stochastic gradient Langevin unlearning."""

@@ -1,0 +1,36 @@
+"""The front page: one summary row per paper, each linking the paper's full report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from .compare import COUNTED
+from .page import Page
+
+
+@dataclass
+class Summary:
+    """A paper's row: its report folder (under the reports folder), its cell counts and its headline claim."""
+    folder: str
+    title: str
+    headline: str
+    holds: str                      # yes | no | not computed (with why) | no paper
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def write_index(summaries: list[Summary], scale: str, out_dir: str | Path, machine: str | None = None) -> None:
+    rows = [{"paper": f"[{s.title}]({s.folder}/index.md)", **{k: s.counts.get(k, "") for k in COUNTED},
+             "headline claim": s.headline, "holds here": s.holds} for s in summaries]
+    page = Page(f"Certified unlearning in decentralized learning: report (scale `{scale}`)")
+    page.text("One row per paper: how many of its reported cells are within the paper's number (at the tolerance "
+              "its report states), outside it, missing (the reason is in the paper's section) or without a paper "
+              "value, and whether its headline claim holds here. Each paper's full report follows the link.")
+    if machine:
+        page.text(machine)
+    page.table(pd.DataFrame(rows))
+    page.heading("Reports")
+    page.bullets([f"- [{s.title}]({s.folder}/index.md)" for s in summaries])
+    page.write(out_dir)

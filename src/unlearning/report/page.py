@@ -1,0 +1,103 @@
+"""A report page built once and written twice: Markdown (as the repository shows it) and self-contained HTML
+(tables as HTML, figures embedded), so that every report reads the same in both."""
+
+from __future__ import annotations
+
+import base64
+import html
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from ..files import atomic_path
+
+EMPTY = "(nothing to show)"
+STYLE = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}"
+         "table{border-collapse:collapse;font-size:90%}td,th{padding:2px 8px;border-bottom:1px solid #ddd}"
+         "img{max-width:100%}")
+
+
+def select(df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """The listed columns that `df` has, in that order."""
+    return df[[c for c in columns if c in df.columns]]
+
+
+@dataclass
+class Page:
+    title: str
+    blocks: list[tuple[str, object]] = field(default_factory=list)
+
+    def heading(self, text: str) -> Page:
+        self.blocks.append(("h2", text))
+        return self
+
+    def text(self, *lines: str) -> Page:
+        """One paragraph; each argument is one line of the Markdown source."""
+        self.blocks.append(("p", lines))
+        return self
+
+    def bullets(self, items: list[str]) -> Page:
+        """A list; each item is a Markdown line starting with '- '."""
+        self.blocks.append(("ul", items))
+        return self
+
+    def figure(self, file: str, alt: str) -> Page:
+        """An image beside the page (a path relative to the page's folder)."""
+        self.blocks.append(("img", (file, alt)))
+        return self
+
+    def table(self, df: pd.DataFrame, floatfmt: str = ".4g") -> Page:
+        self.blocks.append(("table", (df, floatfmt)))
+        return self
+
+    def markdown(self) -> str:
+        lines = [f"# {self.title}", ""]
+        for kind, body in self.blocks:
+            if kind == "h2":
+                lines += [f"## {body}", ""]
+            elif kind in ("p", "ul"):
+                lines += [*body, ""]
+            elif kind == "img":
+                lines += [f"![{body[1]}]({body[0]})", ""]
+            else:
+                df, fmt = body
+                lines.append(EMPTY + "\n" if df.empty else df.to_markdown(index=False, floatfmt=fmt) + "\n")
+        return "\n".join(lines)
+
+    def html(self, folder: str | Path) -> str:
+        parts = [f"<h1>{_inline(self.title)}</h1>"]
+        for kind, body in self.blocks:
+            if kind == "h2":
+                parts.append(f"<h2>{_inline(body)}</h2>")
+            elif kind == "p":
+                parts.append(f"<p>{_inline(' '.join(body))}</p>")
+            elif kind == "ul":
+                parts.append("<ul>" + "".join(f"<li>{_inline(i.removeprefix('- '))}</li>" for i in body) + "</ul>")
+            elif kind == "img":
+                data = base64.b64encode((Path(folder) / body[0]).read_bytes()).decode()
+                parts.append(f"<p><img alt='{html.escape(body[1])}' src='data:image/png;base64,{data}'/></p>")
+            else:
+                df, fmt = body
+                cells = df.apply(lambda col: col.map(lambda v: _inline(v) if isinstance(v, str) else v))
+                parts.append(f"<p>{EMPTY}</p>" if df.empty else cells.to_html(
+                    index=False, border=0, na_rep="", escape=False, float_format=lambda v, fmt=fmt: format(v, fmt)))
+        title = html.escape(re.sub(r"`", "", self.title))
+        return (f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title><style>{STYLE}</style>"
+                f"</head><body>{''.join(parts)}</body></html>\n")
+
+    def write(self, folder: str | Path, name: str = "index") -> None:
+        """<folder>/<name>.md and <folder>/<name>.html (the figures must be written first)."""
+        with atomic_path(Path(folder) / f"{name}.md") as tmp:
+            tmp.write_text(self.markdown())
+        with atomic_path(Path(folder) / f"{name}.html") as tmp:
+            tmp.write_text(self.html(folder))
+
+
+def _inline(text: str) -> str:
+    """Escaped text with Markdown's `code` and [links](target.md) as HTML (links to .md go to the .html)."""
+    out = html.escape(text, quote=False)
+    out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
+    return re.sub(r"\[([^\]]+)\]\(([^)]+?)(\.md)?\)", lambda m: f"<a href='{m[2]}{'.html' if m[3] else ''}'>{m[1]}</a>",
+                  out)
