@@ -220,12 +220,15 @@ def attack_samples(setup: Setup, eval_idx: torch.Tensor) -> tuple[torch.Tensor, 
     return x_members, y_members, setup.x_test[negatives.to(setup.device)], y_test[negatives]
 
 
+CLIENT_MEAN_KEYS = ("precision_mean", "accuracy_mean", "predicted_members_mean")
+
+
 def evaluate_variant(setup: Setup, theta: torch.Tensor, clients: list[int], forests, eval_idx: torch.Tensor,
                      seed_keys: tuple) -> dict:
     """Accuracies (per client, averaged model, per class), forget accuracy, loss-threshold AUC and the shadow
     attack on the averaged model (primary) and on each client's model (mean, secondary)."""
     from .evaluate.metrics import evaluate
-    from .evaluate.shadow_mia import member_probability, repeated_attack, softmax
+    from .evaluate.shadow_mia import mean_over, member_probability, repeated_attack, softmax
 
     cfg = setup.cfg
     theta = theta.to(setup.device)
@@ -241,9 +244,9 @@ def evaluate_variant(setup: Setup, theta: torch.Tensor, clients: list[int], fore
                                         y_neg.repeat(len(attacked))), len(attacked))
     attacks = {key: repeated_attack(p_in[k], p_out[k], cfg["mia"]["repetitions"], cfg["mia"]["max_samples"],
                                     generator(setup.seed, setup.name, "mia-reps", *seed_keys, key),
-                                    with_auc=key == "averaged") for k, key in enumerate(keys)}
-    client_attacks = [attacks[str(c)] for c in clients]
-    mean_of = lambda key: sum(a[key] for a in client_attacks) / len(client_attacks)  # noqa: E731
+                                    with_auc=key == "averaged", precision_floor=cfg["mia"]["precision_floor"],
+                                    fpr=cfg["mia"]["fpr"]) for k, key in enumerate(keys)}
+    client_mean = mean_over([attacks[str(c)] for c in clients])
     return {
         "client_mean_test_accuracy": sum(base["per_client_test_accuracy"].values()) / len(clients),
         "averaged_model_test_accuracy": base["test_accuracy"],
@@ -253,7 +256,7 @@ def evaluate_variant(setup: Setup, theta: torch.Tensor, clients: list[int], fore
         "forget_accuracy": base["forget_accuracy"],
         "mia_loss_threshold_auc": base["mia_loss_threshold_auc"],
         "mia_shadow": attacks["averaged"],
-        "mia_shadow_client_mean": {key: mean_of(key) for key in ("precision_mean", "accuracy_mean")},
+        "mia_shadow_client_mean": {key: client_mean[key] for key in CLIENT_MEAN_KEYS},
     }
 
 
@@ -261,7 +264,7 @@ def evaluate_ensembles(setup: Setup, ensembles: dict, forests, eval_idx: torch.T
     """HDUS: the metrics of evaluate_variant on every remaining client's ensemble output, averaged over the
     clients (spec 5.3-5: there is no averaged model; the attack targets each client's ensemble)."""
     from .evaluate.metrics import accuracy, class_matched_pairs, loss_threshold_auc
-    from .evaluate.shadow_mia import member_probability, repeated_attack
+    from .evaluate.shadow_mia import mean_over, member_probability, repeated_attack
     from .methods.hdus import ensemble_probabilities
 
     cfg, y_test = setup.cfg, setup.y_test.cpu()
@@ -283,10 +286,11 @@ def evaluate_ensembles(setup: Setup, ensembles: dict, forests, eval_idx: torch.T
     p_in = np.split(member_probability(forests, torch.cat(softmax_in), y_members.repeat(k)), k)
     p_out = np.split(member_probability(forests, torch.cat(softmax_out), y_neg.repeat(k)), k)
     attacks = [repeated_attack(p_in[i], p_out[i], cfg["mia"]["repetitions"], cfg["mia"]["max_samples"],
-                               generator(setup.seed, setup.name, "mia-reps", "A", None, str(c)), with_auc=True)
+                               generator(setup.seed, setup.name, "mia-reps", "A", None, str(c)), with_auc=True,
+                               precision_floor=cfg["mia"]["precision_floor"], fpr=cfg["mia"]["fpr"])
                for i, c in enumerate(ensembles)]
     mean = lambda values: sum(values) / len(values)  # noqa: E731
-    shadow = {key: mean([a[key] for a in attacks]) for key in attacks[0] if isinstance(attacks[0][key], float)}
+    shadow = mean_over(attacks)
     return {
         "client_mean_test_accuracy": mean(list(per_client.values())),
         "averaged_model_test_accuracy": None,
@@ -295,9 +299,8 @@ def evaluate_ensembles(setup: Setup, ensembles: dict, forests, eval_idx: torch.T
         "per_client_test_accuracy": per_client,
         "forget_accuracy": mean(forget_acc),
         "mia_loss_threshold_auc": mean(auc),
-        "mia_shadow": {**shadow, "samples_per_side": attacks[0]["samples_per_side"], "attacked": "each client's "
-                       "ensemble, mean over clients"},
-        "mia_shadow_client_mean": {key: shadow[key] for key in ("precision_mean", "accuracy_mean")},
+        "mia_shadow": {**shadow, "attacked": "each client's ensemble, mean over clients"},
+        "mia_shadow_client_mean": {key: shadow[key] for key in CLIENT_MEAN_KEYS},
     }
 
 

@@ -140,9 +140,14 @@ def table3(results: list[dict], missing: dict[str, str], default_sigma: dict[str
                 row = {**base, "checkpoint": checkpoint, "sigma": v["sigma"], "precision_mean": mia["precision_mean"],
                        "precision_std": mia["precision_std"], "auc_mean": mia.get("auc_mean"),
                        "client_mean_precision": v["mia_shadow_client_mean"]["precision_mean"],
-                       "loss_threshold_auc": v["mia_loss_threshold_auc"], "samples_per_side": mia["samples_per_side"]}
+                       "loss_threshold_auc": v["mia_loss_threshold_auc"], "samples_per_side": mia["samples_per_side"],
+                       "predicted_members": mia.get("predicted_members_mean"),
+                       "balanced_accuracy": mia.get("balanced_accuracy_mean"), "tpr_at_fpr": mia.get("tpr_at_fpr_mean")}
                 if base["paper_mean"] is None:
                     row["status"] = "no paper value"
+                elif mia["precision_mean"] is None:
+                    row["status"] = (f"undefined: {mia['predicted_members_mean']:.3g} predicted members per draw, "
+                                     f"below the floor {mia['precision_floor']}")
                 else:
                     tol = TABLE3_TOLERANCE.get(method, DEFAULT_TOLERANCE)
                     gap = abs(mia["precision_mean"] - base["paper_mean"])
@@ -287,6 +292,17 @@ def _subsequent(sns, df, axes, dataset):
     axes[1].axis("off")
 
 
+def _precision_cells(t3: pd.DataFrame) -> pd.DataFrame:
+    """Table 3 for display: precision as the paper shows it, "undefined (n predicted)" below the floor."""
+    if "predicted_members" not in t3.columns:
+        return t3
+    shown = t3.copy()
+    undefined = shown.precision_mean.isna() & shown.predicted_members.notna()
+    shown["precision_mean"] = [f"undefined ({n:.3g} predicted)" if u else (f"{p:.4g}" if pd.notna(p) else None)
+                               for u, n, p in zip(undefined, shown.predicted_members, shown.precision_mean)]
+    return shown
+
+
 def _markdown(df: pd.DataFrame, columns: list[str], missing: dict[str, str] | None = None) -> str:
     """A table of the datasets that ran; the missing ones are listed once, below, with their reason."""
     if missing and not df.empty:
@@ -331,8 +347,12 @@ def write_report(params: dict, results: list[str], curves: list[str], timings: l
                                                            "paper_seconds", "paper_ratio_to_retrain_pct", "status"],
                                                       missing),
         "## Table 3: shadow-model MIA precision (%)", "",
-        _markdown(t3, ["dataset", "method", "checkpoint", "precision_mean", "precision_std", "paper_mean", "paper_std",
-                       "tolerance", "status", "auc_mean", "loss_threshold_auc"], missing),
+        f"Precision is undefined where the attack flags fewer than {cfg['mia']['precision_floor']} samples per draw "
+        "as members (shown with that count): so few flips between 0 and 100 on a float's last bit. Beside it, of the "
+        f"same draws (%): ROC AUC, balanced accuracy and the TPR at FPR {cfg['mia']['fpr']}.", "",
+        _markdown(_precision_cells(t3), ["dataset", "method", "checkpoint", "precision_mean", "precision_std",
+                                         "paper_mean", "paper_std", "tolerance", "status", "auc_mean",
+                                         "balanced_accuracy", "tpr_at_fpr", "loss_threshold_auc"], missing),
         "## Figure 1: accuracy against sigma", "", "![figure 1](figure1.png)", "",
         _markdown(f1, ["dataset", "method", "checkpoint", "sigma", "client_mean_accuracy", "averaged_model_accuracy",
                        "gap_to_perturbed_retrain_pts", "status"]),
