@@ -39,10 +39,7 @@ sys.path.insert(0, str(TESTS))
 import test_regression as reg  # noqa: E402
 
 MARGIN = 3.0  # tolerance = MARGIN x the largest cross-version change seen (then rounded up)
-RESOLUTION = {  # the smallest meaningful step of a family: tolerances never go below it
-    "accuracy": 1e-4,   # one of the 10 000 test samples
-    "count": 0,         # exact
-}
+RESOLUTION = 1e-4  # tolerances of non-count numbers never go below one of the 10 000 test samples
 GOLDEN = {"spine": (reg.GOLDEN, "methods", reg.reported, "results/spine"),
           "pdudt": (reg.GOLDEN_PDUDT, "variants", reg.reported_pdudt, "results/pdudt_fashion_mnist"),
           "sglu": (reg.GOLDEN_SGLU, "numbers", reg.reported_sglu, "results/sglu")}
@@ -61,19 +58,22 @@ def run(venv: Path, seed: int, out: Path) -> None:
                             "torchvision.__version__)"], capture_output=True, text=True, check=True).stdout.split()
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     start = time.monotonic()
-    subprocess.run([str(python), "-m", "snakemake", "--cores", "2", "-d", str(out), "-s", str(ROOT / "Snakefile")],
+    subprocess.run([str(python), "-m", "snakemake", "--cores", "2", "--rerun-incomplete", "-d", str(out), "-s",
+                    str(ROOT / "Snakefile")],
                    check=True, env=env)
     (out / "run.json").write_text(json.dumps({"torch": torch[0], "torchvision": torch[1], "seed": seed,
                                               "wall_seconds": round(time.monotonic() - start, 1)}, indent=2) + "\n")
 
 
-def family(part: str, key: str) -> str:
-    """The tolerance family of a number: its key, per-class accuracies grouped."""
-    return "per_class_accuracy" if key.startswith("per_class_accuracy.") else key
+UNPINNED = ("mia_shadow.precision_mean", "mia_shadow.predicted_members_mean", "mia_shadow.accuracy_mean")
 
 
-def numbers(run_dir: Path) -> dict[tuple[str, str, str], float | None]:
-    """Every pinned number of a run: (part, cell, key) -> value."""
+def numbers(run_dir: Path, unpinned: bool = False) -> dict[tuple[str, str, str], float | None]:
+    """Every pinned number of a run, (part, cell, key) -> value; with `unpinned`, the shadow attack's
+    precision and its predicted-member count instead (measured to show why they are not pinned)."""
+    if unpinned:
+        got = reg.reported_pdudt(run_dir / GOLDEN["pdudt"][3], UNPINNED)
+        return {("pdudt", cell, key): v for cell, values in got.items() for key, v in values.items()}
     out = {}
     for part, (_, _, extract, results) in GOLDEN.items():
         for cell, values in extract(run_dir / results).items():
@@ -81,58 +81,71 @@ def numbers(run_dir: Path) -> dict[tuple[str, str, str], float | None]:
     return out
 
 
-def spreads(runs: list[Path]) -> tuple[dict, list[str]]:
-    """Per (part, family): the largest cross-version and seed-to-seed spreads and where they occur; and the
-    numbers that are defined in one run and undefined (None) in another of the same seed ("flips")."""
+def spreads(runs: list[Path], unpinned: bool = False) -> tuple[list[dict], list[str]]:
+    """Per (part, family): the largest cross-version change at a fixed seed (and where), the seed-to-seed
+    spreads (max - min over seeds within one version) of its numbers, and the numbers defined in one run and
+    undefined (None) in another of the same seed: flips."""
     meta = {r: json.loads((r / "run.json").read_text()) for r in runs}
-    values = {r: numbers(r) for r in runs}
-    keys = set.intersection(*(set(v) for v in values.values()))
-    out, flips = {}, []
-
-    def note(part, key, kind, spread, where):
-        entry = out.setdefault((part, family(part, key)), {"cross_version": (0.0, ""), "seed": (math.inf, ""),
-                                                           "seed_max": (0.0, ""), "numbers": set()})
-        if kind == "seed":
-            if spread < entry["seed"][0]:
-                entry["seed"] = (spread, where)
-            if spread > entry["seed_max"][0]:
-                entry["seed_max"] = (spread, where)
-        elif spread > entry[kind][0]:
-            entry[kind] = (spread, where)
-
-    for part, cell, key in sorted(keys):
+    values = {r: numbers(r, unpinned) for r in runs}
+    keys = sorted(set.intersection(*(set(v) for v in values.values())))
+    versions = sorted({m["torch"] for m in meta.values()})
+    families: dict[tuple[str, str], dict] = {}
+    flips = []
+    for part, cell, key in keys:
+        fam = families.setdefault((part, reg.family(key)), {"cross": [], "seed": [], "numbers": 0})
+        fam["numbers"] += 1
         for a, b in combinations(runs, 2):
+            if meta[a]["seed"] != meta[b]["seed"]:
+                continue
             va, vb = values[a][(part, cell, key)], values[b][(part, cell, key)]
-            same_seed = meta[a]["seed"] == meta[b]["seed"]
             if (va is None) != (vb is None):
-                if same_seed:
-                    flips.append(f"{part}:{cell}.{key}: {va} ({a.name}) vs {vb} ({b.name})")
-                continue
-            if va is None or not same_seed or meta[a]["torch"] == meta[b]["torch"]:
-                continue
-            note(part, key, "cross_version", abs(va - vb), f"{cell} seed {meta[a]['seed']}")
-        out.setdefault((part, family(part, key)), {"cross_version": (0.0, ""), "seed": (math.inf, ""),
-                                                  "seed_max": (0.0, ""), "numbers": set()})["numbers"].add(cell)
-        for version in sorted({m["torch"] for m in meta.values()}):
+                flips.append(f"{part}:{cell}.{key} seed {meta[a]['seed']}: {va} (torch {meta[a]['torch']}) vs "
+                             f"{vb} (torch {meta[b]['torch']})")
+            elif va is not None and meta[a]["torch"] != meta[b]["torch"]:
+                fam["cross"].append((abs(va - vb), f"{cell} (seed {meta[a]['seed']})"))
+        for version in versions:
             same = [values[r][(part, cell, key)] for r in runs if meta[r]["torch"] == version]
             same = [v for v in same if v is not None]
             if len(same) >= 2:
-                # the seed-to-seed spread of the family: the smallest over its numbers is what a too wide
-                # tolerance would hide for the most stable number; the largest shows the typical scale
-                note(part, key, "seed", max(same) - min(same), f"{cell} torch {version}")
-    return out, flips
+                fam["seed"].append((max(same) - min(same), f"{cell} (torch {version})"))
+    rows = []
+    for (part, fam), e in sorted(families.items()):
+        cross = max(e["cross"], default=(None, ""))
+        seed = sorted(e["seed"])
+        tol = derive(fam, cross[0] or 0.0)
+        rows.append({"part": part, "family": fam, "numbers": e["numbers"], "cross_version_max": cross[0],
+                     "cross_version_where": cross[1],
+                     "seed_spread_median": seed[len(seed) // 2][0] if seed else None,
+                     "seed_spread_max": seed[-1][0] if seed else None,
+                     "seed_spread_max_where": seed[-1][1] if seed else "",
+                     "seed_spreads_above_tolerance": f"{sum(s > tol for s, _ in seed)}/{len(seed)}",
+                     "tolerance": tol})
+    return rows, flips
 
 
-def derive(part: str, fam: str, cross: float) -> float:
-    """The tolerance rule: MARGIN x the cross-version maximum, rounded up to one significant digit, never
-    below the family's resolution."""
-    floor = RESOLUTION["count"] if fam in ("grad_evals", "bytes_read", "forget_samples", "mia_samples", "total") \
-        else RESOLUTION["accuracy"]
+COUNTS = ("grad_evals", "bytes_read", "forget_samples", "mia_samples", "total")
+
+
+def derive(fam: str, cross: float) -> float:
+    """The tolerance rule: MARGIN x the cross-version maximum, rounded up to one significant digit; counts exact;
+    never below RESOLUTION (one test sample) otherwise."""
+    if fam in COUNTS:
+        return 0
     if cross == 0:
-        return floor
+        return RESOLUTION
     raw = MARGIN * cross
     digit = 10 ** math.floor(math.log10(raw))
-    return max(math.ceil(raw / digit - 1e-9) * digit, floor)
+    return max(math.ceil(raw / digit - 1e-9) * digit, RESOLUTION)
+
+
+def markdown(rows: list[dict]) -> str:
+    head = ("| part | family | numbers | cross-version max (where) | seed-to-seed median | seed-to-seed max | "
+            "seed spreads > tolerance | tolerance |\n|---|---|---:|---|---:|---:|---:|---:|\n")
+    fmt = lambda x: "-" if x is None else f"{x:.3g}"  # noqa: E731
+    return head + "".join(
+        f"| {r['part']} | {r['family']} | {r['numbers']} | {fmt(r['cross_version_max'])} ({r['cross_version_where']})"
+        f" | {fmt(r['seed_spread_median'])} | {fmt(r['seed_spread_max'])} | {r['seed_spreads_above_tolerance']} "
+        f"| {fmt(r['tolerance'])} |\n" for r in rows)
 
 
 def main() -> None:
@@ -150,25 +163,17 @@ def main() -> None:
     if args.command == "run":
         run(args.venv, args.seed, args.out)
         return
-    table, flips = spreads(args.runs)
+    rows, flips = spreads(args.runs)
+    unpinned, unpinned_flips = spreads(args.runs, unpinned=True)
     meta = [json.loads((r / "run.json").read_text()) for r in args.runs]
-    rows = []
-    for (part, fam), e in sorted(table.items()):
-        tol = derive(part, fam, e["cross_version"][0])
-        seed_min = e["seed"][0] if e["seed"][0] != math.inf else None
-        rows.append({"part": part, "family": fam, "numbers": len(e["numbers"]),
-                     "cross_version_max": e["cross_version"][0], "cross_version_where": e["cross_version"][1],
-                     "seed_spread_min": seed_min, "seed_spread_min_where": e["seed"][1],
-                     "seed_spread_max": e["seed_max"][0], "tolerance": tol})
-    result = {"runs": [{"dir": str(r), **m} for r, m in zip(args.runs, meta)], "margin": MARGIN,
-              "families": rows, "flips": flips}
+    result = {"runs": [{"dir": str(r), **m} for r, m in zip(args.runs, meta)], "margin": MARGIN, "families": rows,
+              "flips": flips, "unpinned": unpinned, "unpinned_flips": unpinned_flips}
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n")
-    for row in rows:
-        print(f"{row['part']:6} {row['family']:32} n={row['numbers']:4} cross={row['cross_version_max']:.3g} "
-              f"seed_min={row['seed_spread_min']} "
-              f"seed_max={row['seed_spread_max']:.3g} tol={row['tolerance']:.3g}")
-    print(f"{len(flips)} flips" + "".join(f"\n  {f}" for f in flips))
+    print(markdown(rows))
+    print(f"{len(flips)} flips of pinned numbers" + "".join(f"\n  {f}" for f in flips))
+    print("\nNot pinned (for reference):\n" + markdown(unpinned))
+    print(f"{len(unpinned_flips)} flips" + "".join(f"\n  {f}" for f in unpinned_flips))
     if args.write:
         for part, (path, *_rest) in GOLDEN.items():
             golden = json.loads(path.read_text())
