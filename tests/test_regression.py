@@ -190,3 +190,13 @@ def test_forgetting_is_visible_at_quick_scale(quick_numbers):
     assert original["forget_accuracy"] > 0.5
     assert retrain["forget_accuracy"] < 0.1
     assert retrain["forget_accuracy"] <= finetune["forget_accuracy"] <= original["forget_accuracy"]
+
+
+def test_comparison_reads_tolerances_from_the_file_and_skips_undefined(tmp_path):
+    path = tmp_path / "golden.json"
+    path.write_text(json.dumps({"tolerance": {"auc": 0.5, "per_class_accuracy": 0.01},
+                                "cells": {"a": {"auc": 50.0, "precision": None, "per_class_accuracy.3": 0.8}}}))
+    assert moved(path, "cells", {"a": {"auc": 50.4, "precision": 100.0, "per_class_accuracy.3": 0.805}}) == []
+    out = moved(path, "cells", {"a": {"auc": 50.6, "precision": 0.0, "per_class_accuracy.3": None}})
+    assert out == ["a.auc: 50.6 (golden 50.0, tolerance 0.5)",
+                   "a.per_class_accuracy.3: None (golden 0.8, tolerance 0.01)"]
