@@ -9,6 +9,10 @@ Shokri et al. (2017) in the lineage of the FATS code (`utils.mia_attack`):
 - positives = the target client's training samples, negatives = H_eval samples of the same classes;
   100 repetitions draw m = min(|M|, |N|, max_samples) of each and report precision TP / (TP + FP),
   with recall, accuracy and ROC AUC beside it (mean and std over repetitions, ddof = 0).
+- Precision is undefined (None) when the attack flags fewer than `precision_floor` samples as members per
+  draw (mean over repetitions, reported as `predicted_members_mean`): with a handful of predicted members it
+  jumps between 0 and 100 on the last bit of a float. The attacked model's balanced accuracy, ROC AUC and TPR
+  at a fixed FPR (sklearn.metrics) are defined at any count.
 """
 
 from __future__ import annotations
@@ -114,10 +118,13 @@ def balanced_auc(pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
 
 
 def repeated_attack(p_members: np.ndarray, p_others: np.ndarray, repetitions: int, max_samples: int,
-                    gen: torch.Generator, with_auc: bool = True) -> dict:
+                    gen: torch.Generator, with_auc: bool = True, precision_floor: int = 0,
+                    fpr: float = 0.1) -> dict:
     """Precision, recall and accuracy (in %) over `repetitions` balanced resamples, computed for all
-    repetitions at once (predict "member" iff P(in) > 0.5), and sklearn's ROC AUC when `with_auc`:
-    mean and std (ddof = 0) of each."""
+    repetitions at once (predict "member" iff P(in) > 0.5), and when `with_auc` sklearn's ROC AUC, balanced
+    accuracy and TPR at false-positive rate `fpr` (of the P(in) scores, interpolated on the ROC curve): mean and
+    std (ddof = 0) of each. Precision (mean and std) is None when fewer than `precision_floor` samples per draw
+    are predicted members on average; `predicted_members_mean` gives that count."""
     m = min(len(p_members), len(p_others), max_samples)
     pos = np.stack([p_members[torch.randperm(len(p_members), generator=gen)[:m].numpy()] for _ in range(repetitions)])
     neg = np.stack([p_others[torch.randperm(len(p_others), generator=gen)[:m].numpy()] for _ in range(repetitions)])
@@ -125,11 +132,44 @@ def repeated_attack(p_members: np.ndarray, p_others: np.ndarray, repetitions: in
     scores = {"precision": np.where(tp + fp > 0, tp / np.maximum(tp + fp, 1), 0.0),  # zero_division = 0
               "recall": tp / m, "accuracy": (tp + m - fp) / (2 * m)}
     if with_auc:
-        scores["auc"] = balanced_auc(pos, neg)
-    out = {"samples_per_side": m, "repetitions": repetitions}
+        scores.update(_ranking_scores(pos, neg, fpr))
+    out = {"samples_per_side": m, "repetitions": repetitions, "predicted_members_mean": float(np.mean(tp + fp)),
+           "precision_floor": precision_floor}
     for key, values in scores.items():
         out[f"{key}_mean"] = 100 * float(np.mean(values))
         out[f"{key}_std"] = 100 * float(np.std(values))
+    if with_auc:
+        out["fpr"] = fpr
+    if out["predicted_members_mean"] < precision_floor:
+        out["precision_mean"] = out["precision_std"] = None
+    return out
+
+
+def _ranking_scores(pos: np.ndarray, neg: np.ndarray, fpr: float) -> dict[str, np.ndarray]:
+    """Per repetition (rows of `pos` and `neg`): sklearn's balanced accuracy of the P(in) > 0.5 decision,
+    ROC AUC (balanced_auc, equal to sklearn's roc_auc_score) and TPR at `fpr` on sklearn's roc_curve (its upper
+    envelope, linear between the curve's points, i.e. ties broken at random in expectation)."""
+    from sklearn.metrics import balanced_accuracy_score, roc_curve
+
+    truth = np.r_[np.ones(pos.shape[1]), np.zeros(neg.shape[1])]
+    balanced, tpr_at = [], []
+    for a, b in zip(pos, neg):
+        scores = np.r_[a, b]
+        balanced.append(balanced_accuracy_score(truth, scores > 0.5))
+        curve_fpr, curve_tpr, _ = roc_curve(truth, scores)
+        top = np.r_[curve_fpr[1:] != curve_fpr[:-1], True]  # the highest TPR at each FPR the curve reaches
+        tpr_at.append(np.interp(fpr, curve_fpr[top], curve_tpr[top]))
+    return {"auc": balanced_auc(pos, neg), "balanced_accuracy": np.array(balanced), "tpr_at_fpr": np.array(tpr_at)}
+
+
+def mean_over(attacks: list[dict]) -> dict:
+    """The mean of each number over several attacked models; a precision undefined for any of them stays
+    undefined (None). Counts and settings are taken from the first."""
+    out = dict(attacks[0])
+    for key in attacks[0]:
+        if key.endswith(("_mean", "_std")):
+            values = [a[key] for a in attacks]
+            out[key] = None if any(v is None for v in values) else sum(values) / len(values)
     return out
 
 
@@ -148,5 +188,6 @@ class ShadowModels:
         return member_probability(self.forests, outputs, labels)
 
     def metrics(self, members: np.ndarray, nonmembers: np.ndarray, repetitions: int, max_samples: int,
-                gen: torch.Generator, with_auc: bool = True) -> dict:
-        return repeated_attack(members, nonmembers, repetitions, max_samples, gen, with_auc)
+                gen: torch.Generator, with_auc: bool = True, **options) -> dict:
+        """`options`: repeated_attack's precision_floor and fpr."""
+        return repeated_attack(members, nonmembers, repetitions, max_samples, gen, with_auc, **options)

@@ -229,11 +229,14 @@ def attack_samples(setup: Setup, eval_idx: torch.Tensor) -> tuple[torch.Tensor, 
     return x_members, y_members, setup.x_test[negatives.to(setup.device)], y_test[negatives]
 
 
+CLIENT_MEAN_KEYS = ("precision_mean", "accuracy_mean", "predicted_members_mean")
+
+
 def evaluate_variant(setup: Setup, theta: torch.Tensor, clients: list[int], attack, eval_idx: torch.Tensor,
                      seed_keys: tuple) -> dict:
     """Accuracies (per client, averaged model, per class), forget accuracy, loss-threshold AUC and the shadow
     attack on the averaged model (primary) and on each client's model (mean, secondary)."""
-    from ...evaluate.attacks.shadow import softmax
+    from ...evaluate.attacks.shadow import mean_over, softmax
     from ...evaluate.metrics import evaluate
 
     cfg = setup.cfg
@@ -250,9 +253,9 @@ def evaluate_variant(setup: Setup, theta: torch.Tensor, clients: list[int], atta
                                           y_neg.repeat(len(attacked))), len(attacked))
     attacks = {key: attack.metrics(p_in[k], p_out[k], cfg["mia"]["repetitions"], cfg["mia"]["max_samples"],
                                     generator(setup.seed, setup.name, "mia-reps", *seed_keys, key),
-                                    with_auc=key == "averaged") for k, key in enumerate(keys)}
-    client_attacks = [attacks[str(c)] for c in clients]
-    mean_of = lambda key: sum(a[key] for a in client_attacks) / len(client_attacks)  # noqa: E731
+                                    with_auc=key == "averaged", precision_floor=cfg["mia"]["precision_floor"],
+                                    fpr=cfg["mia"]["fpr"]) for k, key in enumerate(keys)}
+    client_mean = mean_over([attacks[str(c)] for c in clients])
     return {
         "client_mean_test_accuracy": sum(base["per_client_test_accuracy"].values()) / len(clients),
         "averaged_model_test_accuracy": base["test_accuracy"],
@@ -262,7 +265,7 @@ def evaluate_variant(setup: Setup, theta: torch.Tensor, clients: list[int], atta
         "forget_accuracy": base["forget_accuracy"],
         "mia_loss_threshold_auc": base["mia_loss_threshold_auc"],
         "mia_shadow": attacks["averaged"],
-        "mia_shadow_client_mean": {key: mean_of(key) for key in ("precision_mean", "accuracy_mean")},
+        "mia_shadow_client_mean": {key: client_mean[key] for key in CLIENT_MEAN_KEYS},
     }
 
 
@@ -272,6 +275,7 @@ def evaluate_ensembles(setup: Setup, ensembles: dict, attack, eval_idx: torch.Te
     from ...evaluate.attacks.loss_threshold import loss_threshold_auc
     from ...evaluate.metrics import accuracy, class_matched_pairs
     from ...methods.hdus import ensemble_probabilities
+    from ...evaluate.attacks.shadow import mean_over
 
     cfg, y_test = setup.cfg, setup.y_test.cpu()
     x_members, y_members, x_neg, y_neg = attack_samples(setup, eval_idx)
@@ -292,10 +296,11 @@ def evaluate_ensembles(setup: Setup, ensembles: dict, attack, eval_idx: torch.Te
     p_in = np.split(attack.member_scores(torch.cat(softmax_in), y_members.repeat(k)), k)
     p_out = np.split(attack.member_scores(torch.cat(softmax_out), y_neg.repeat(k)), k)
     attacks = [attack.metrics(p_in[i], p_out[i], cfg["mia"]["repetitions"], cfg["mia"]["max_samples"],
-                               generator(setup.seed, setup.name, "mia-reps", "A", None, str(c)), with_auc=True)
+                               generator(setup.seed, setup.name, "mia-reps", "A", None, str(c)), with_auc=True,
+                               precision_floor=cfg["mia"]["precision_floor"], fpr=cfg["mia"]["fpr"])
                for i, c in enumerate(ensembles)]
     mean = lambda values: sum(values) / len(values)  # noqa: E731
-    shadow = {key: mean([a[key] for a in attacks]) for key in attacks[0] if isinstance(attacks[0][key], float)}
+    shadow = mean_over(attacks)
     return {
         "client_mean_test_accuracy": mean(list(per_client.values())),
         "averaged_model_test_accuracy": None,
@@ -304,9 +309,8 @@ def evaluate_ensembles(setup: Setup, ensembles: dict, attack, eval_idx: torch.Te
         "per_client_test_accuracy": per_client,
         "forget_accuracy": mean(forget_acc),
         "mia_loss_threshold_auc": mean(auc),
-        "mia_shadow": {**shadow, "samples_per_side": attacks[0]["samples_per_side"], "attacked": "each client's "
-                       "ensemble, mean over clients"},
-        "mia_shadow_client_mean": {key: shadow[key] for key in ("precision_mean", "accuracy_mean")},
+        "mia_shadow": {**shadow, "attacked": "each client's ensemble, mean over clients"},
+        "mia_shadow_client_mean": {key: shadow[key] for key in CLIENT_MEAN_KEYS},
     }
 
 

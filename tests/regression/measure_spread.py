@@ -1,0 +1,222 @@
+"""Measure how much the golden numbers move across torch versions and seeds, and derive their tolerances.
+
+    # one quick-scale run (the shipped params.yaml, `seed` overridden, data.raw_root made absolute), as
+    # tests/test_regression.py's quick_run fixture makes it; the venv's python runs snakemake:
+    python tests/regression/measure_spread.py run --venv .venv --seed 0 --out /scratch/t2141_s0
+    python tests/regression/measure_spread.py run --venv /work/venvs/torch215 --seed 0 --out /scratch/t215_s0
+    # the spreads of every pinned number over those runs, per metric family, and the tolerances they give:
+    python tests/regression/measure_spread.py spread /scratch/t2141_s* /scratch/t215_s* --json spread.json
+    # ... written into the golden files' tolerance blocks:
+    python tests/regression/measure_spread.py spread /scratch/* --write
+
+Each run directory records the torch version and seed it was made with (run.json). The numbers are read with
+the extraction functions of tests/test_regression.py, so exactly the pinned numbers are measured.
+Cross-version spread: |x(version a, seed s) - x(version b, seed s)|, maximised over seeds and numbers of a family.
+Cross-machine spread (--machine REV RUN): golden files written on another machine (at git revision REV) against
+a run here of the same seed and code. Seed-to-seed spread: max - min over seeds within one version, per number
+(median and maximum over the family's numbers). Tolerance (`derive`): MARGIN x the larger of the cross-version
+and cross-machine maxima, at least MARGIN x the family's resolution, rounded up to one significant digit; counts
+exact. "seed spreads > tolerance" counts the numbers whose seed-to-seed spread the tolerance would catch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from itertools import combinations
+from pathlib import Path
+
+import yaml
+
+TESTS = Path(__file__).resolve().parents[1]
+ROOT = TESTS.parent
+sys.path.insert(0, str(TESTS))
+
+import test_regression as reg  # noqa: E402
+
+MARGIN = 3.0  # tolerance = MARGIN x the largest cross-version change seen (then rounded up)
+RESOLUTION = 1e-4  # one of the 10 000 test samples (accuracies), and the floor of every other number
+ATTACKED = 478     # samples per side of the quick shadow attack (the target's class-9 samples)
+RESOLUTION_OF = {  # one attacked sample's worth, in %: balanced accuracy moves by 100 / (2 m), TPR by 100 / m
+    "mia_shadow.balanced_accuracy_mean": 100 / (2 * ATTACKED), "mia_shadow.tpr_at_fpr_mean": 100 / ATTACKED,
+    "mia_shadow.auc_mean": 100 / ATTACKED,  # one member's score moving past every non-member
+    "sigma": 1e-7,  # SGLU accounting: deterministic root finding (no torch), far finer than a test sample
+}
+GOLDEN = {"spine": (reg.GOLDEN, "methods", reg.reported, "results/spine"),
+          "pdudt": (reg.GOLDEN_PDUDT, "variants", reg.reported_pdudt, "results/pdudt_fashion_mnist"),
+          "sglu": (reg.GOLDEN_SGLU, "numbers", reg.reported_sglu, "results/sglu")}
+
+
+def run(venv: Path, seed: int, out: Path) -> None:
+    """One quick-scale run under `venv` with `seed`, in `out` (resumed by snakemake if it exists)."""
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    assert params["scale"] == "quick", "the golden numbers are for scale: quick"
+    params["seed"] = seed
+    params["data"]["raw_root"] = str(ROOT / params["data"]["raw_root"])
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    python = venv.absolute() / "bin" / "python"
+    torch = subprocess.run([str(python), "-c", "import torch, torchvision; print(torch.__version__, "
+                            "torchvision.__version__)"], capture_output=True, text=True, check=True).stdout.split()
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    start = time.monotonic()
+    subprocess.run([str(python), "-m", "snakemake", "--cores", "2", "--rerun-incomplete", "-d", str(out), "-s",
+                    str(ROOT / "Snakefile")],
+                   check=True, env=env)
+    (out / "run.json").write_text(json.dumps({"torch": torch[0], "torchvision": torch[1], "seed": seed,
+                                              "wall_seconds": round(time.monotonic() - start, 1)}, indent=2) + "\n")
+
+
+UNPINNED = ("mia_shadow.precision_mean", "mia_shadow.predicted_members_mean", "mia_shadow.accuracy_mean")
+
+
+def numbers(run_dir: Path, unpinned: bool = False) -> dict[tuple[str, str, str], float | None]:
+    """Every pinned number of a run, (part, cell, key) -> value; with `unpinned`, the shadow attack's
+    precision and its predicted-member count instead (measured to show why they are not pinned)."""
+    if unpinned:
+        got = reg.reported_pdudt(run_dir / GOLDEN["pdudt"][3], UNPINNED)
+        return {("pdudt", cell, key): v for cell, values in got.items() for key, v in values.items()}
+    out = {}
+    for part, (_, _, extract, results) in GOLDEN.items():
+        for cell, values in extract(run_dir / results).items():
+            out.update({(part, cell, key): v for key, v in values.items()})
+    return out
+
+
+def spreads(runs: list[Path], unpinned: bool = False,
+            machine: dict[tuple[str, str], tuple[float, str]] | None = None) -> tuple[list[dict], list[str]]:
+    """Per (part, family): the largest cross-version change at a fixed seed (and where), the seed-to-seed
+    spreads (max - min over seeds within one version) of its numbers, and the numbers defined in one run and
+    undefined (None) in another of the same seed: flips."""
+    meta = {r: json.loads((r / "run.json").read_text()) for r in runs}
+    values = {r: numbers(r, unpinned) for r in runs}
+    keys = sorted(set.intersection(*(set(v) for v in values.values())))
+    versions = sorted({m["torch"] for m in meta.values()})
+    families: dict[tuple[str, str], dict] = {}
+    flips = []
+    for part, cell, key in keys:
+        fam = families.setdefault((part, reg.family(key)), {"cross": [], "seed": [], "numbers": 0})
+        fam["numbers"] += 1
+        for a, b in combinations(runs, 2):
+            if meta[a]["seed"] != meta[b]["seed"]:
+                continue
+            va, vb = values[a][(part, cell, key)], values[b][(part, cell, key)]
+            if (va is None) != (vb is None):
+                flips.append(f"{part}:{cell}.{key} seed {meta[a]['seed']}: {va} (torch {meta[a]['torch']}) vs "
+                             f"{vb} (torch {meta[b]['torch']})")
+            elif va is not None and meta[a]["torch"] != meta[b]["torch"]:
+                fam["cross"].append((abs(va - vb), f"{cell} (seed {meta[a]['seed']})"))
+        for version in versions:
+            same = [values[r][(part, cell, key)] for r in runs if meta[r]["torch"] == version]
+            same = [v for v in same if v is not None]
+            if len(same) >= 2:
+                fam["seed"].append((max(same) - min(same), f"{cell} (torch {version})"))
+    rows = []
+    for (part, fam), e in sorted(families.items()):
+        cross = max(e["cross"], default=(None, ""))
+        other = (machine or {}).get((part, fam), (None, ""))
+        seed = sorted(e["seed"])
+        tol = derive(fam, max(cross[0] or 0.0, other[0] or 0.0))
+        rows.append({"part": part, "family": fam, "numbers": e["numbers"], "cross_version_max": cross[0],
+                     "cross_version_where": cross[1], "cross_machine_max": other[0], "cross_machine_where": other[1],
+                     "seed_spread_median": seed[len(seed) // 2][0] if seed else None,
+                     "seed_spread_max": seed[-1][0] if seed else None,
+                     "seed_spread_max_where": seed[-1][1] if seed else "",
+                     "seed_spreads_above_tolerance": f"{sum(s > tol for s, _ in seed)}/{len(seed)}",
+                     "tolerance": tol})
+    return rows, flips
+
+
+def cross_machine(rev: str, run_dir: Path) -> dict[tuple[str, str], tuple[float, str]]:
+    """Per (part, family): the largest |golden file at git revision `rev` - the same number in `run_dir`| over
+    the numbers both hold (same cell and key); the golden files were written on another machine."""
+    out: dict[tuple[str, str], tuple[float, str]] = {}
+    for part, (path, section, extract, results) in GOLDEN.items():
+        golden = json.loads(subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:{path.relative_to(ROOT)}"],
+                                           capture_output=True, text=True, check=True).stdout)[section]
+        keys = tuple(sorted({k for cell in golden.values() for k in cell} - set(reg.GAP_KEYS)))
+        got = extract(run_dir / results, keys) if part == "pdudt" else extract(run_dir / results)
+        for cell, values in golden.items():
+            for key, expected in values.items():
+                value = got.get(cell, {}).get(key)
+                if expected is None or value is None or key.startswith("mia_shadow."):
+                    continue  # the shadow attack's settings and metrics changed after the golden files of 9bd8e49
+                fam = reg.family(key)
+                if abs(value - expected) >= out.get((part, fam), (-1.0, ""))[0]:
+                    out[(part, fam)] = (abs(value - expected), cell)
+    return out
+
+
+COUNTS = ("grad_evals", "bytes_read", "forget_samples", "mia_samples", "total")
+
+
+def derive(fam: str, measured: float) -> float:
+    """The tolerance rule: MARGIN x the largest change measured across versions or machines, rounded up to one
+    significant digit; counts exact; never below MARGIN x the family's resolution (one test sample, or one
+    attacked sample of the shadow attack)."""
+    if fam in COUNTS:
+        return 0
+    raw = MARGIN * max(measured, RESOLUTION_OF.get(fam, RESOLUTION))
+    digit = 10 ** math.floor(math.log10(raw))
+    return math.ceil(raw / digit - 1e-9) * digit
+
+
+def markdown(rows: list[dict]) -> str:
+    head = ("| part | family | numbers | cross-version max | cross-machine max (where) | seed-to-seed median | "
+            "seed-to-seed max | seed spreads > tolerance | tolerance |\n|---|---|---:|---:|---|---:|---:|---:|---:|\n")
+    fmt = lambda x: "-" if x is None else f"{x:.3g}"  # noqa: E731
+    return head + "".join(
+        f"| {r['part']} | {r['family']} | {r['numbers']} | {fmt(r['cross_version_max'])} "
+        f"| {fmt(r['cross_machine_max'])} ({r['cross_machine_where'] or '-'})"
+        f" | {fmt(r['seed_spread_median'])} | {fmt(r['seed_spread_max'])} | {r['seed_spreads_above_tolerance']} "
+        f"| {fmt(r['tolerance'])} |\n" for r in rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--venv", type=Path, required=True)
+    r.add_argument("--seed", type=int, required=True)
+    r.add_argument("--out", type=Path, required=True)
+    s = sub.add_parser("spread")
+    s.add_argument("runs", type=Path, nargs="+")
+    s.add_argument("--json", type=Path)
+    s.add_argument("--write", action="store_true", help="write the derived tolerances into the golden files")
+    s.add_argument("--machine", nargs=2, action="append", default=[], metavar=("REV", "RUN"),
+                   help="golden files at git revision REV (written on another machine) against run RUN of the same "
+                        "seed and code for the numbers both hold: the cross-machine spread (repeatable)")
+    args = parser.parse_args()
+    if args.command == "run":
+        run(args.venv, args.seed, args.out)
+        return
+    machine: dict[tuple[str, str], tuple[float, str]] = {}
+    for rev, run_dir in args.machine:
+        for key, value in cross_machine(rev, Path(run_dir)).items():
+            machine[key] = max(machine.get(key, value), value)
+    rows, flips = spreads(args.runs, machine=machine)
+    unpinned, unpinned_flips = spreads(args.runs, unpinned=True, machine=machine)
+    meta = [json.loads((r / "run.json").read_text()) for r in args.runs]
+    result = {"runs": [{"dir": str(r), **m} for r, m in zip(args.runs, meta)], "machine": args.machine,
+              "margin": MARGIN, "families": rows,
+              "flips": flips, "unpinned": unpinned, "unpinned_flips": unpinned_flips}
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2) + "\n")
+    print(markdown(rows))
+    print(f"{len(flips)} flips of pinned numbers" + "".join(f"\n  {f}" for f in flips))
+    print("\nNot pinned (for reference):\n" + markdown(unpinned))
+    print(f"{len(unpinned_flips)} flips" + "".join(f"\n  {f}" for f in unpinned_flips))
+    if args.write:
+        for part, (path, *_rest) in GOLDEN.items():
+            golden = json.loads(path.read_text())
+            golden["tolerance"] = {r["family"]: r["tolerance"] for r in rows if r["part"] == part}
+            path.write_text(json.dumps(golden, indent=2, sort_keys=True) + "\n")
+
+
+if __name__ == "__main__":
+    main()
