@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from unlearning.evaluate.attacks.shadow import mean_over, repeated_attack
-from unlearning.experiments.pdudt import report as pdudt as report
+from unlearning.experiments.pdudt import report
 
 
 def _draws(members: np.ndarray, others: np.ndarray, m: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
