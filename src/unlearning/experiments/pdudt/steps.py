@@ -273,9 +273,9 @@ def evaluate_ensembles(setup: Setup, ensembles: dict, attack, eval_idx: torch.Te
     """HDUS: the metrics of evaluate_variant on every remaining client's ensemble output, averaged over the
     clients (spec 5.3-5: there is no averaged model; the attack targets each client's ensemble)."""
     from ...evaluate.attacks.loss_threshold import loss_threshold_auc
+    from ...evaluate.attacks.shadow import mean_over
     from ...evaluate.metrics import accuracy, class_matched_pairs
     from ...methods.hdus import ensemble_probabilities
-    from ...evaluate.attacks.shadow import mean_over
 
     cfg, y_test = setup.cfg, setup.y_test.cpu()
     x_members, y_members, x_neg, y_neg = attack_samples(setup, eval_idx)
