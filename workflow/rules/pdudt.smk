@@ -180,7 +180,6 @@ rule pdudt_timing:
 
 rule pdudt_report:
     input:
-        provenance="timings/provenance.json",
         code=code("unlearning.experiments.pdudt.report"),
         results=pdudt_results(),
         curves=pdudt_curves(),
@@ -200,7 +199,7 @@ rule pdudt_report:
     benchmark:
         "logs/benchmarks/pdudt/report.tsv"
     shell:
-        "{PY} pdudt-report --provenance {input.provenance} --results {input.results} --curves {input.curves} "
+        "{PY} pdudt-report --results {input.results} --curves {input.curves} "
         "--timings {input.timings} "
         "--gaps {input.gaps} "
         "{params.missing} --out-dir reports/pdudt > {log} 2>&1"

@@ -20,7 +20,6 @@ rule report:
     input:
         results=spine_results(),
         timings=spine_timings(),
-        provenance="timings/provenance.json",
         code=code("unlearning.experiments.spine.report"),
     output:
         md="reports/spine/index.md",
@@ -34,7 +33,7 @@ rule report:
         "logs/benchmarks/report.tsv"
     shell:
         "{PY} report --exp spine --results {input.results} --timings {input.timings} "
-        "--provenance {input.provenance} --out-dir reports > {log} 2>&1"
+        "--out-dir reports > {log} 2>&1"
 
 
 rule index:

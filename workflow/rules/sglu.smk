@@ -65,7 +65,6 @@ rule sglu_run:
 
 rule sglu_report:
     input:
-        provenance="timings/provenance.json",
         code=code("unlearning.experiments.sglu.report"),
         accounting=[f"results/sglu/{d}/accounting.json" for d in SGLU["datasets"]],
         fig3a=[f"results/sglu/{d}/fig3a.json" for d in SGLU_TRAINED],
@@ -86,6 +85,6 @@ rule sglu_report:
     benchmark:
         "logs/benchmarks/sglu/report.tsv"
     shell:
-        "{PY} sglu-report --provenance {input.provenance} --accounting {input.accounting} --fig3a {input.fig3a} "
+        "{PY} sglu-report --accounting {input.accounting} --fig3a {input.fig3a} "
         "--fig3c {input.fig3c} "
         "--timings {input.timings} {params.missing} --out-dir reports/sglu > {log} 2>&1"
