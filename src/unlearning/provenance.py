@@ -3,7 +3,7 @@
 One JSON file per run, kept apart from the deterministic results (like the wall times), because it
 differs between machines that produce identical numbers:
 
-    python -m unlearning.provenance --out timings/provenance.json [--params params.yaml]
+    python -m unlearning.provenance --out reports/provenance.json [--params params.yaml]
 
 With `--params`, the device and torch's thread count are the ones the pipeline's steps use for that file
 (its `device` and `engine.cpu_threads`), and deterministic algorithms are switched on as the steps do.
@@ -140,7 +140,7 @@ def summary_line(info: dict) -> str:
     commit = (git["commit"] or "unknown")[:10] + (" (modified)" if git.get("dirty") else "")
     return (f"Made with torch {info['torch']['version']}, Python {info['python']['version']} on "
             f"{device['type']} ({device['name']}), CPU {cpu['model']} ({cpu['usable_cores']} usable cores), "
-            f"commit {commit}, {info['time_utc']}: `timings/provenance.json`.")
+            f"commit {commit}, {info['time_utc']}: `reports/provenance.json`.")
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -8,7 +8,7 @@ rule provenance:
         [f"results/sglu/{d}/accounting.json" for d in SGLU["datasets"]],
         [f"results/sglu/{d}/{f}.json" for f in ("fig3a", "fig3c") for d in SGLU_TRAINED],
     output:
-        "timings/provenance.json",
+        "reports/provenance.json",
     log:
         "logs/provenance.log",
     threads: THREADS
@@ -38,7 +38,7 @@ rule report:
 
 rule index:
     input:
-        "timings/provenance.json",
+        "reports/provenance.json",
         code("unlearning.experiments.common.cli"),
         "reports/spine/index.md",
         "reports/pdudt/index.md",
@@ -53,4 +53,4 @@ rule index:
     benchmark:
         "logs/benchmarks/index.tsv"
     shell:
-        "{PY} index --provenance timings/provenance.json --out-dir reports > {log} 2>&1"
+        "{PY} index --provenance reports/provenance.json --out-dir reports > {log} 2>&1"
