@@ -112,8 +112,6 @@ def test_a_parameter_or_a_module_reruns_only_its_dependents(repo):
     run(repo, "git", "commit", "-qm", "sglu trials 3")
 
 
-@pytest.mark.xfail(reason="after the merge of the layout and provenance work, dvc pull reports missing cache entries "
-                   "for data/, artifacts/ and reports/ (known defect, open in issue 18)", strict=False)
 def test_push_then_pull_restores_a_gradient_history(repo, tmp_path):
     run(repo, "dvc", "push")
     clone = tmp_path / "clone"
