@@ -8,6 +8,7 @@ import torch
 
 from unlearning.evaluate.attacks.shadow import mean_over, repeated_attack
 from unlearning.experiments.pdudt import report
+from unlearning.report import compare
 
 
 def _draws(members: np.ndarray, others: np.ndarray, m: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -72,7 +73,8 @@ def test_table3_shows_undefined_precision_with_its_count():
     results = [{"experiment": "pdudt_fashion_mnist", "method": "retrain", "checkpoints": {"B": [variant]}}]
     table = report.table3(results, {}, {"fashion_mnist": 0.002})
     row = table[(table.method == "retrain") & (table.checkpoint == "B")].iloc[0]
-    assert row.status == "undefined: 3 predicted members per draw, below the floor 20"
+    assert row.status == "missing: precision undefined, 3 predicted members per draw, below the floor 20"
+    assert compare.kind(row.status) == "missing"  # counted on the front page as a cell we could not compute
     assert row.predicted_members == 3.0 and row.tpr_at_fpr == 9.0
     shown = report._precision_cells(table)
     assert shown[(shown.method == "retrain")].precision_mean.iloc[0] == "undefined (3 predicted)"

@@ -37,7 +37,7 @@ PDUDT_KEYS = (  # per variant (checkpoint, sigma); shadow-attack metrics in %
     "client_mean_test_accuracy", "averaged_model_test_accuracy", "forget_accuracy", "mia_loss_threshold_auc",
     "mia_shadow.auc_mean", "mia_shadow.balanced_accuracy_mean", "mia_shadow.tpr_at_fpr_mean",
 )
-GAP_KEYS = ("averaged_model_gap",)  # spec 7-N gaps (l2 norm of a parameter difference)
+GAP_KEYS = ("averaged_model_gap",)  # noise-free gaps to retraining (l2 norm of a parameter difference)
 SPINE_KEYS = ("test_accuracy", "forget_accuracy", "retain_accuracy", "test_loss", "mia_loss_threshold_auc",
               "grad_evals", "bytes_read", "forget_samples", "mia_samples")
 GOLDEN_SGLU = ROOT / "tests" / "regression" / "sglu_quick.json"

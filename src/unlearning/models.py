@@ -33,7 +33,7 @@ class MLP(nn.Module):
 
 
 class CNN(nn.Module):
-    """McMahan et al.'s FedAvg CNN without padding for 28x28 images (582,026 parameters; PDUDT spec 4.2)."""
+    """McMahan et al.'s FedAvg CNN without padding for 28x28 images (582,026 parameters)."""
 
     def __init__(self, in_channels: int = 1, classes: int = 10):
         super().__init__()

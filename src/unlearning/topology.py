@@ -2,7 +2,8 @@
 
 A graph sequence gives the graph of every round: static kinds repeat one graph, `dynamic` draws a
 fresh Erdos-Renyi(p) graph each round. Every graph is resampled until it is connected, and, when
-clients are to be removed later, until it stays connected without them (PDUDT spec 1.2 and 7-E).
+clients are to be removed later, until it stays connected without them (so that the remaining
+clients can still reach consensus).
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ def metropolis_hastings(graph: nx.Graph, nodes: list[int] | None = None) -> torc
 
 def metropolis_hastings_without(graph: nx.Graph, clients: list[int], removed: tuple[int, ...]) -> torch.Tensor:
     """MH weights of the graph without `removed`, embedded in the rows/columns of `clients` with zero rows
-    and columns for the removed ones (PDUDT's W-hat, spec 2.3)."""
+    and columns for the removed ones (the W-hat of Qiao et al. 2025, Sec. 3)."""
     keep = [k for k, c in enumerate(clients) if c not in removed]
     w = torch.zeros(len(clients), len(clients), dtype=torch.float64)
     w[torch.tensor(keep)[:, None], torch.tensor(keep)] = metropolis_hastings(graph, [clients[k] for k in keep])
@@ -75,7 +76,7 @@ def metropolis_hastings_without(graph: nx.Graph, clients: list[int], removed: tu
 
 
 def spectral_rho(w: torch.Tensor) -> float:
-    """rho = max(|lambda_2|, |lambda_n|) of a symmetric doubly-stochastic W (Assumption 4.8 of PDUDT)."""
+    """rho = max(|lambda_2|, |lambda_n|) of a symmetric doubly-stochastic W (Qiao et al. 2025, Assumption 4.8)."""
     eig = torch.linalg.eigvalsh(w.double())
     if len(eig) == 1:
         return 0.0

@@ -1,4 +1,4 @@
-"""Binary logistic-regression features of the SGLU experiment (spec sglu.md §4.1, §4.2, §7 items 7-9).
+"""Binary logistic-regression features: one class pair, raw pixels or pretrained ResNet-18 features, unit norm.
 
 A class pair (a, b) of a processed dataset becomes float32 rows of unit L2 norm with labels +1 (class a)
 and -1 (class b): all training samples of a, then all of b, each in the original dataset order, truncated

@@ -18,7 +18,8 @@ def partition(labels: torch.Tensor, clients: int, kind: str, seed: int, alpha: f
     equal shares; Dirichlet gives every class proportions ~ Dir(alpha) over the clients; by_class sorts
     it by label and cuts it into equal contiguous shares (with 10 clients and 10 balanced classes,
     client i holds class i). class_to_target gives client `target` every sample of `target_class` and
-    deals the other classes round-robin, stratified, over the other clients (PDUDT spec 4.2).
+    deals the other classes round-robin, stratified, over the other
+    clients (the target-client split of Qiao et al. 2025, Sec. 5).
     """
     rng = np.random.default_rng(derive_seed(seed, "partition", kind))
     y = labels.numpy()

@@ -1,4 +1,4 @@
-"""FATS-Unl (Tao et al., VLDB 2024), the server-based exact baseline of PDUDT's Tables 2-3 (specs/pdudt.md 4.3-3).
+"""FATS-Unl (Tao et al., VLDB 2024), a server-based exact unlearning baseline.
 
 The server runs FedAvg. Each round r it draws K clients uniformly *with replacement* and keeps the distinct
 ones, S_r; each trains one local epoch from the global model w_r, and the server averages their models

@@ -1,4 +1,4 @@
-"""FedRecovery (Zhang et al., TIFS 2023), the server-based baseline of PDUDT's Tables 2-3 (specs/pdudt.md 4.3-4).
+"""FedRecovery (Zhang et al., TIFS 2023), a server-based approximate unlearning baseline.
 
 The server trains by full-participation FedAvg, w^{t+1} = w^t - eta (1/n) sum_j g^t_j with the same one-epoch
 pseudo-gradients, and stores every g^t_j. Gradient-mixing D-SGD on the complete graph is exactly this:

@@ -1,6 +1,6 @@
-"""HDUS-approx (Ye et al. 2024), PDUDT's decentralized distillation baseline (specs/pdudt.md 4.3-5 and 7-L).
+"""HDUS-approx (Ye et al. 2024), a decentralized distillation unlearning baseline.
 
-The PDUDT paper only sketches HDUS, so this is the spec's simplified version, labelled "HDUS-approx":
+Qiao et al. 2025 only sketch HDUS, so this is a simplified version, labelled "HDUS-approx":
 - each client's *main* model trains on its own data plus a shared public set P (labelled, without the
   target's class) and is never mixed with its neighbours;
 - every round each client distills a *seed* model from its main model (one epoch of KL distillation at

@@ -1,1 +1,1 @@
-"""Noise calibration and accounting: Gaussian mechanism, PDUDT's Theorem 4.9 bound."""
+"""Noise calibration and accounting: the Gaussian mechanism, each method's bound or accounting."""

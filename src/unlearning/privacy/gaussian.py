@@ -1,4 +1,5 @@
-"""The Gaussian mechanism's (epsilon, beta)-indistinguishability (PDUDT Def. 4.3; Bun & Steinke 2016,
+"""The Gaussian mechanism's (epsilon, beta)-indistinguishability (Qiao et al. 2025, Def. 4.3;
+Bun & Steinke 2016,
 as used by Neel et al. 2021 and FedRecovery's Algorithm 2, step 1).
 
 N(mu1, sigma^2 I) and N(mu2, sigma^2 I) with ||mu1 - mu2|| <= Delta are (eps, beta)-indistinguishable for

@@ -1,6 +1,6 @@
 """Input checks and the one noise search of the privacy package.
 
-`least_sigma` is Algorithm 4 of Chien et al. 2024 (SGLU): a bisection on a monotone predicate
+`least_sigma` is Algorithm 4 of Chien et al. 2024: a bisection on a monotone predicate
 "sigma is enough" that returns the upper end of its final bracket, so the sigma it returns always
 satisfies the predicate (a certificate that holds). scipy's `bisect` / `brentq` return a point within
 `xtol` on either side of the root, which can miss the target, and would move the published sigmas in

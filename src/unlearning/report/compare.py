@@ -51,16 +51,22 @@ def count(statuses: Iterable[str]) -> dict[str, int]:
     return {name: kinds.count(name) for name in COUNTED}
 
 
+def read_table(folder: Path, table: str) -> pd.DataFrame:
+    """<folder>/<table>.csv as written (empty strings kept); an empty frame for a table with no rows."""
+    try:
+        return pd.read_csv(Path(folder) / f"{table}.csv", keep_default_na=False)
+    except pd.errors.EmptyDataError:
+        return pd.DataFrame()
+
+
+def statuses(folder: Path, tables: Iterable[str]) -> list[str]:
+    """The `status` column of each <folder>/<table>.csv, concatenated (tables without one add nothing)."""
+    return [s for table in tables for s in read_table(folder, table).get("status", [])]
+
+
 def count_tables(folder: Path, tables: Iterable[str]) -> dict[str, int]:
     """The counts over the `status` column of each <folder>/<table>.csv."""
-    statuses: list[str] = []
-    for table in tables:
-        try:
-            df = pd.read_csv(Path(folder) / f"{table}.csv", keep_default_na=False)
-        except pd.errors.EmptyDataError:  # a table with no rows
-            continue
-        statuses += list(df["status"]) if "status" in df else []
-    return count(statuses)
+    return count(statuses(folder, tables))
 
 
 def verdict(statuses: Iterable[str], good: tuple[str, ...] = (WITHIN, "holds"),

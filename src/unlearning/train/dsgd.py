@@ -1,12 +1,12 @@
 """Decentralized SGD over stacked client parameters (clients x d), vectorized or looped.
 
 Each round every active client runs local minibatch SGD from its current model and reports the
-pseudo-gradient g = (theta - phi) / lr, the sum of its local gradients (PDUDT spec 2.1; with one
+pseudo-gradient g = (theta - phi) / lr, the sum of its local gradients (with one
 local step it is the plain stochastic gradient), accumulated directly rather than by subtraction.
 The network then mixes with one matrix product:
 
     model mixing     theta <- W theta - lr g        (D-PSGD style)
-    gradient mixing  theta <- theta - lr W g        (PDUDT Eq. 2)
+    gradient mixing  theta <- theta - lr W g        (Qiao et al. 2025, Eq. 2)
 
 W is the Metropolis-Hastings matrix of the round's graph restricted to the active clients.
 Minibatches come from a per-(client, round) generator over the client's full index list, and

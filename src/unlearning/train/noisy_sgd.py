@@ -1,4 +1,5 @@
-"""Projected noisy SGD on L2-regularised logistic regression, vectorised over trials (SGLU, specs/sglu.md 2.1-2.2).
+"""Projected noisy SGD on L2-regularised logistic regression, vectorised over trials
+(Chien et al. 2024, Eq. 2 and Algorithm 1).
 
 Every function works on a stack of independent runs `w [runs, d]` (trials, possibly times a noise grid:
 `sigma [runs]` holds each row's sigma). The data `x [n, d]`, `y [n]` (labels +-1) are shared by all rows.

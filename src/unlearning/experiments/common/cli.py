@@ -9,6 +9,14 @@ from pathlib import Path
 from .. import PAPERS
 
 
+def add_file_options(parser: argparse.ArgumentParser, options: list[str]) -> None:
+    """A step's file options: `--name` is required, `--name?` optional, `--name*` takes any number (default [])."""
+    for option in options:
+        many = option.endswith("*")
+        parser.add_argument(option.rstrip("?*"), required=option[-1] not in "?*", nargs="*" if many else None,
+                            default=[] if many else None)
+
+
 def add_commands(sub, common: argparse.ArgumentParser) -> None:
     s = sub.add_parser("index", parents=[common], help="the front page: one summary row per paper, linking each "
                        "paper's report (reads <out-dir>/<paper>/)")

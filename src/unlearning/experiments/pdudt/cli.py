@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from ..common.cli import add_file_options
+
 STEPS = {  # PDUDT's own steps (steps.py) and their file arguments
     "pdudt-server": ["--kind", "--split", "--out-dir", "--timing"],
     "pdudt-variants": ["--method", "--split", "--trained-dir", "--out-dir", "--timing"],
@@ -26,7 +28,7 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
     c.add_argument("--n", type=int, help="clients before removal (Theorem 4.9 input)")
     c.add_argument("--t1", type=int, help="round of the request (Theorem 4.9 input)")
     c.add_argument("--i2-prime-denominator", choices=("D2", "D1"), default="D2",
-                   help="D2 as the paper prints, or D1 as the derivation gives (spec 7-T)")
+                   help="D2 as the paper prints, or D1 as the derivation gives)")
     c.add_argument("--beta", type=float, required=True, help="confidence parameter beta in (0, 1)")
     target = c.add_mutually_exclusive_group(required=True)
     target.add_argument("--epsilon", type=float, help="privacy budget: print the sigma it needs")
@@ -36,16 +38,13 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
         s.set_defaults(run=run)
         s.add_argument("--exp", required=True, help="experiment pdudt_<dataset>")
         s.add_argument("--features", required=True)
-        for option in options:
-            flag = option.rstrip("?*")
-            s.add_argument(flag, required=option[-1] not in "?*", nargs="*" if option.endswith("*") else None,
-                           default=[] if option.endswith("*") else None)
+        add_file_options(s, options)
     s = sub.add_parser("pdudt-report", parents=[common], help="PDUDT: tables and figures against the paper")
     s.set_defaults(run=run)
     s.add_argument("--results", nargs="*", default=[])
     s.add_argument("--curves", nargs="*", default=[])
     s.add_argument("--timings", nargs="*", default=[])
-    s.add_argument("--gaps", nargs="*", default=[], help="pdudt-gaps outputs (spec 7-N)")
+    s.add_argument("--gaps", nargs="*", default=[], help="pdudt-gaps outputs (the noise-free gaps to retraining)")
     s.add_argument("--missing", nargs="*", default=[], help="dataset=reason for each dataset not run")
     s.add_argument("--out-dir", required=True)
 

@@ -21,7 +21,16 @@ import pandas as pd
 
 from ...files import atomic_path
 from ...report import style
-from ...report.compare import NO_PAPER, count_tables, missing_status, read_reference, verdict, within, within_tolerance
+from ...report.compare import (
+    NO_PAPER,
+    count_tables,
+    missing_status,
+    read_reference,
+    read_table,
+    verdict,
+    within,
+    within_tolerance,
+)
 from ...report.index import Summary
 from ...report.page import Page, select
 from ...resolved import check_inputs
@@ -43,29 +52,29 @@ CLASS9_COLLAPSE = 0.5  # class-9 accuracy at B below this fraction of its Origin
 
 
 CHOICES = [
-    "- Local work: one epoch of plain SGD per round, exchanged as the pseudo-gradient (theta - phi) / lr (7-A, 7-B).",
+    "- Local work: one epoch of plain SGD per round, exchanged as the pseudo-gradient (theta - phi) / lr.",
     "- Graphs: Erdos-Renyi every round, resampled until connected with and without the target; MH weights; "
-    "W-hat = MH on the same graph minus the target (7-E, 7-F).",
-    "- Partition: the target holds all of its class, the others share the rest IID (7-G). Random initialisation "
-    "for every table and figure (spec 4.2 allows it; the pretrained start of Figure 1 is not built).",
+    "W-hat = MH on the same graph minus the target.",
+    "- Partition: the target holds all of its class, the others share the rest IID. Random initialisation "
+    "for every table and figure (the pretrained start of Figure 1 is not built).",
     "- Noise: sigma is the algorithm's sigma, per-client std sqrt(n-1) sigma; the default sigma serves Figure 2 and "
-    "Tables 2-3 (7-J). PDUDT, PDUDT(ES), the noise-only ablation and perturbed retraining draw the same z_i.",
-    "- Attack (7-K): shadow models of the target's architecture trained on halves of the attacker's test half, "
+    "Tables 2-3. PDUDT, PDUDT(ES), the noise-only ablation and perturbed retraining draw the same z_i.",
+    "- Attack: shadow models of the target's architecture trained on halves of the attacker's test half, "
     "one RandomForest(100) per class, positives = the target's training samples, negatives = held-out samples of "
-    "the same class, 100 balanced draws, precision. Attacked model: the averaged remaining model (7-O). Origin is "
+    "the same class, 100 balanced draws, precision. Attacked model: the averaged remaining model. Origin is "
     "judged twice: on the same remaining clients' models, and as the whole system before unlearning (the average of "
     "all n clients' models, the target's included), row `Origin (all n clients)`, which Figure 2's collapse check "
     "uses as 'before'.",
     "- FedRecovery: full-participation FedAvg with the same pseudo-gradients (the complete graph's W = 1/n), "
-    "one global model, noise sigma without the sqrt(n-1) factor (7-M). It has no subsequent rounds, so only A.",
+    "one global model, noise sigma without the sqrt(n-1) factor. It has no subsequent rounds, so only A.",
     "- FATS-Unl: FedAvg with K = fats.clients_per_round clients drawn with replacement and deduplicated each round, "
-    "sample-weighted averaging; rollback to the target's first round and exact replay without it (7-M). No noise, "
+    "sample-weighted averaging; rollback to the target's first round and exact replay without it. No noise, "
     "no subsequent rounds: only A.",
-    "- HDUS-approx (7-L): main models on own data plus a public set P (hdus.public_fraction of the remaining clients' "
+    "- HDUS-approx: main models on own data plus a public set P (hdus.public_fraction of the remaining clients' "
     "samples, target class absent; shared with their pools rather than removed from them, so one partition serves "
     "every method), seeds distilled on P each round and exchanged with the round's neighbours, ensemble weights "
     "re-fitted at unlearning. Attacked: each client's ensemble, mean over clients; only A.",
-    "- Timing (7-S): PDUDT on the remaining client with the largest history, reading it from the memory-mapped "
+    "- Timing: PDUDT on the remaining client with the largest history, reading it from the memory-mapped "
     "store, warm-up then the median; Retrain is the wall time of its job (all clients in one process); FATS-Unl "
     "the server's rollback retraining, HDUS-approx the re-fit on the client with the most seeds (one run each).",
 ]
@@ -151,8 +160,9 @@ def table3(results: list[dict], missing: dict[str, str], default_sigma: dict[str
                 if base["paper_mean"] is None:
                     row["status"] = NO_PAPER
                 elif mia["precision_mean"] is None:
-                    row["status"] = (f"undefined: {mia['predicted_members_mean']:.3g} predicted members per draw, "
-                                     f"below the floor {mia['precision_floor']}")
+                    row["status"] = missing_status(f"precision undefined, {mia['predicted_members_mean']:.3g} "
+                                                   f"predicted members per draw, below the floor "
+                                                   f"{mia['precision_floor']}")
                 else:
                     tol = TABLE3_TOLERANCE.get(method, DEFAULT_TOLERANCE)
                     row.update(tolerance=tol, status=within_tolerance(mia["precision_mean"], base["paper_mean"], tol))
@@ -365,7 +375,7 @@ def write_report(params: dict, results: list[str], curves: list[str], timings: l
         f"(Def. 4.3, beta = {params['privacy']['delta']}; a diagnostic, not a certificate).")
     page.table(_shown(gap[gap.sigma == cfg["default_sigma"]] if not gap.empty else gap,
                       ["dataset", "method", "averaged_model_gap", "client_gap_mean", "sigma", "implied_epsilon"]))
-    page.heading("Choices where the paper is silent (specs/pdudt.md section 7)").bullets(CHOICES)
+    page.heading("Choices where the paper is silent").bullets(CHOICES)
     if missing:
         page.heading("Missing datasets (every cell of theirs shows as missing in the CSV files)")
         page.bullets([f"- {d}: {reason}" for d, reason in missing.items()])
@@ -377,10 +387,7 @@ def summary(out_dir: str | Path) -> Summary:
     out = Path(out_dir)
     rows = []
     for table in ("table2", "table3"):
-        try:
-            df = pd.read_csv(out / f"{table}.csv", keep_default_na=False)
-        except pd.errors.EmptyDataError:
-            continue
+        df = read_table(out, table)
         if "checkpoint" in df:
             df = df[df.checkpoint.isin(["B", ""])]
         rows += list(df[df.method == "pdudt"].status) if "status" in df else []

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from ..common.cli import add_file_options
+
 STEPS = {  # SGLU's steps (steps.py)
     "sglu-features": ["--processed", "--out"],
     "sglu-accounting": ["--features?", "--out"],
@@ -37,8 +39,7 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
         s = sub.add_parser(name, parents=[common], help=f"SGLU: {name[5:]} (see experiments/sglu/steps.py)")
         s.set_defaults(run=run)
         s.add_argument("--dataset", required=True, help="fashion_mnist, mnist or cifar10")
-        for option in options:
-            s.add_argument(option.rstrip("?"), required=not option.endswith("?"))
+        add_file_options(s, options)
     s = sub.add_parser("sglu-report", parents=[common], help="SGLU: tables and figures against the paper")
     s.set_defaults(run=run)
     for flag in ("--accounting", "--fig3a", "--fig3c", "--timings"):

@@ -20,7 +20,7 @@ import pandas as pd
 
 from ...files import atomic_path
 from ...report import style
-from ...report.compare import NO_PAPER, count_tables, missing_status, read_reference, verdict, within
+from ...report.compare import NO_PAPER, count_tables, missing_status, read_reference, statuses, verdict, within
 from ...report.index import Summary
 from ...report.page import Page, select
 from ...resolved import check_inputs
@@ -34,23 +34,23 @@ FMT = ".6g"  # numbers in the Markdown tables
 CHOICES = [
     "- Accounting: variant A (the paper's Lemma 3.4 factor c^{2K'}) certifies every run; variants B (tight factor "
     "from request 2) and C (tight factor, Z_B with 1/(1-c), alpha from 1) are the authors' code and are listed so "
-    "that Figures 3b/3d can be matched exactly (spec 2.4, 7-1). The noise of the analysis is eta sigma^2 although "
-    "the algorithm adds 2 eta sigma^2: kept, as Table 3 only reproduces that way (spec 7-2).",
+    "that Figures 3b/3d can be matched exactly. The noise of the analysis is eta sigma^2 although "
+    "the algorithm adds 2 eta sigma^2: kept, as Table 3 only reproduces that way.",
     "- Table 3's sigma is Algorithm 4's bisection (Theorem 3.2, K = 1, Table 2's T, R = 100, alpha in [2, 1e5], "
     "tolerance 1e-8, the upper end). The printed values are truncations, slightly below the least sigma (the "
     "printed MNIST b=128 eps=1 value 0.0041 needs K = 2): runs use the computed sigma.",
     "- Projection: on with R = 100 for Figure 3a (the theory's setting); Figure 3c runs it on and off (the "
-    "published runs had it off; spec 7-3). Projection only rescales w.",
+    "published runs had it off). Projection only rescales w.",
     "- Removals: request s replaces index n-s (the last indices, class -1 first) by a unit-norm N(0, I) point "
-    "with a uniform label, drawn once per experiment and kept (spec 4.4, 7-9). Indices are fixed before the "
-    "partitions are drawn, so requests are non-adaptive (7-15).",
+    "with a uniform label, drawn once per experiment and kept. Indices are fixed before the "
+    "partitions are drawn, so requests are non-adaptive.",
     "- Trials: rows of one weight matrix; every trial has its own batch partition, initialisation and noise "
     "(`partitions: null`); the sigmas of one figure share the trial's partition. Init N(0, 2 sigma^2/m I) for "
-    "SGLU and LU, N(0, I) for the noiseless D2D (7-11). D2D's learning is noiseless and contracts its start by "
+    "SGLU and LU, N(0, I) for the noiseless D2D. D2D's learning is noiseless and contracts its start by "
     "gamma^T, so it runs once and the trials differ in the published noise only.",
     "- Baselines: D2D (Theorem L.1, internal state, I = 1 and 5 steps) and LU (Theorems M.1 + M.2, K = 1) with "
-    "`baselines.constants: data` = L from the data's largest eigenvalue, as the published runs (spec 4.6); MNIST "
-    "and CIFAR-10's accounting uses spec 4.6's published constants. Both clip as SGLU (eq. 72; 7-12).",
+    "`baselines.constants: data` = L from the data's largest eigenvalue, as the published runs; MNIST "
+    "and CIFAR-10's accounting uses the constants the authors published. Both clip as SGLU (eq. 72).",
     "- The Fashion-MNIST stand-in (sglu.pairs.fashion_mnist): the default, Dress (3, +1) vs Coat (4, -1), is the "
     "pair whose noiseless accuracy under the paper's model (0.907 at n = 11776 = 23 x 512) is closest to MNIST "
     "3-vs-8's 0.91 among all 45 pairs (`data.binary.rank_pairs`).",
@@ -326,7 +326,7 @@ def write_report(params: dict, accounting: list[str], fig3a_files: list[str], fi
     page.heading("The paper's claims on the data we have").table(select(cl, ["dataset", "claim", "status", "detail"]),
                                                                  FMT)
     page.heading("Wall time (vectorised trials)").bullets(_timing_lines(timing_files, [*runs_a, *runs_c]))
-    page.heading("Choices where the paper is silent or inconsistent (specs/sglu.md section 7)").bullets(CHOICES)
+    page.heading("Choices where the paper is silent or inconsistent").bullets(CHOICES)
     if missing:
         page.heading("Datasets not trained here (accounting only; their accuracy cells show as missing)")
         page.bullets([f"- {d}: {reason}" for d, reason in missing.items()])
@@ -336,12 +336,7 @@ def write_report(params: dict, accounting: list[str], fig3a_files: list[str], fi
 def summary(out_dir: str | Path) -> Summary:
     """The front page's row: Table 3's sigmas and the paper's claims on the data we have, from the written tables."""
     out = Path(out_dir)
-    statuses = []
-    for table in ("table3", "claims"):
-        try:
-            statuses += list(pd.read_csv(out / f"{table}.csv", keep_default_na=False).status)
-        except pd.errors.EmptyDataError:
-            continue
     return Summary("sglu", "SGLU (Chien et al., 2024)",
                    "the certified sigma of Table 3 matches the paper's, and the paper's accuracy claims (Figures "
-                   "3a/3c) hold on the data we have", verdict(statuses), count_tables(out, TABLES))
+                   "3a/3c) hold on the data we have", verdict(statuses(out, ("table3", "claims"))),
+                   count_tables(out, TABLES))
