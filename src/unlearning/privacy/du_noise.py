@@ -48,6 +48,12 @@ def _deletion(m: int, n: int) -> tuple[int, int]:
     return m, n
 
 
+def deletion_ratio(m: int, n: int) -> float:
+    """m_c / n_c, checked: integers with 0 <= m <= n and n >= 1."""
+    m, n = _deletion(m, n)
+    return m / n
+
+
 def gaussian_factor(delta: float) -> float:
     """sqrt(2 ln(1.25 / delta)), the Gaussian mechanism's factor in sigma (Algorithm 1, Theorem 1)."""
     return math.sqrt(2 * math.log(1.25 / probability("delta", delta)))
