@@ -250,3 +250,45 @@ def test_retraining_with_nothing_removed_reproduces_training_bit_for_bit():
     something = fraction_masks(data)
     other, _ = train(model, spec, theta0, data.retained(something), CLIENTS, sched, range(3), "vmap")
     assert not torch.equal(trained, other)
+
+
+# ----------------------------------------------------------------------------------------------- registry
+
+@pytest.fixture(scope="module")
+def trained(tiny, tmp_path_factory):
+    from pathlib import Path
+
+    from unlearning.experiment import load_setup
+    from unlearning.experiments.spine import steps
+    from unlearning.files import load_tensors
+    from unlearning.methods import TrainedState
+
+    params, features, split = tiny
+    out = tmp_path_factory.mktemp("du-pretrain") / "pretrain"
+    steps.step_pretrain(params, "spine", features, split, str(out), str(out.parent / "timing.json"))
+    setup = load_setup(params, "spine", features, split)
+    models = load_tensors(Path(out) / "models.safetensors")
+    return TrainedState(setup, models["theta"].to(setup.device), models["clients"].tolist(),
+                        params["spine"]["train"]["rounds"], Path(out)), setup
+
+
+def test_du_through_the_method_registry(trained):
+    import copy
+
+    from unlearning.methods import get_method
+
+    state, setup = trained
+    method = get_method("du")
+    client = method(state, setup.request, {"client_weight": "literal"})  # the tiny setup removes client 3
+    assert client.clients == [0, 1, 2] and client.theta.shape == (3, setup.spec.dim)
+    assert client.cost.communication_floats == client.certificate["messages"] * setup.spec.dim > 0
+    assert client.certificate["sigma"][3] == pytest.approx(0.02064 / 16 * 4.8448, rel=1e-4)  # (1/N)^2, N = 4
+    fraction = copy.deepcopy(setup.request)
+    fraction.kind, fraction.removed = "fraction", ()
+    fraction.masks = [torch.arange(len(m)) % 10 == 0 for m in setup.request.masks]
+    sample = method(state, fraction, {"noise": "none"})
+    assert sample.clients == [0, 1, 2, 3] and sample.cost.grad_evals > 0
+    update = sample.theta - state.theta
+    assert torch.allclose(update, update[0].expand_as(update), atol=1e-6) and float(update.norm()) > 0
+    with pytest.raises(ValueError, match="damping"):
+        method(state, fraction, {"damping": 0})

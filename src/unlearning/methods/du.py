@@ -45,10 +45,13 @@ import torch.nn.functional as F
 from torch import nn
 from torch.func import functional_call, grad, vmap
 
+from ..experiment import ForgetRequest
 from ..privacy import du_noise
-from ..seeding import generator
+from ..seeding import derive_seed, generator
+from ..topology import graph_for_round
 from ..train.dsgd import ClientData
 from ..train.flat import FlatSpec
+from . import Cost, TrainedState, Unlearned, register
 
 log = logging.getLogger(__name__)
 
@@ -442,3 +445,37 @@ def global_newton(model: nn.Module, spec: FlatSpec, x: torch.Tensor, data: Clien
             g += grad_sum(model, spec, x, data.x[deleted.to(x.device)], data.y[deleted.to(x.device)],
                           cfg.l2) / len(retained)
     return x + solve(curv / n, cfg.damping, g / n)
+
+
+# ----------------------------------------------------------------------------------------------- registry
+
+@register("du")
+def du_method(state: TrainedState, request: ForgetRequest, params: dict) -> Unlearned:
+    """The method interface: the trained state's stacked models, its last round's graph and the request
+    (fraction or class: Algorithm 1 over every client with m_c > 0; client: eq. 5-6). `params` holds
+    DUConfig's keys; the noise seed defaults to the experiment's."""
+    s = state.setup
+    cfg = DUConfig(**{"seed": derive_seed(s.seed, s.name, "du"), **params})
+    sched = s.schedule()
+    graph = graph_for_round(sched.topology, sched.graph_nodes, sched.p_edge, sched.seed, state.rounds - 1,
+                            without=sched.keep_connected_without)
+    data = ClientData(s.data.x, s.data.y, [s.data.indices[c] for c in state.clients],
+                      [s.data.keep[c] for c in state.clients])
+    if request.kind == "client":
+        if len(request.removed) != 1:
+            raise ValueError(f"DU client-wise removes one client per request; got {list(request.removed)}")
+        res = client_wise(s.model, s.spec, state.theta, data, request.removed[0], graph, list(state.clients), cfg,
+                          classes=s.classes)
+    else:
+        forget = [request.masks[c] for c in state.clients]
+        res = sample_wise(s.model, s.spec, state.theta, data, forget, graph, list(state.clients), cfg,
+                          classes=s.classes)
+    certificate = {"epsilon": cfg.epsilon if cfg.noise != "none" else None, "delta": cfg.delta,
+                   "sigma": res.sigmas, "noise_std": res.noise_std, "noise": cfg.noise,
+                   "certified_noise_fix": cfg.certified_noise_fix,
+                   "assumes": "strongly convex, smooth, Lipschitz loss at a minimiser (Theorem 1)",
+                   "degenerate_clients": res.degenerate,
+                   "messages": res.flood.messages_sent if res.flood else 0}
+    floats = res.flood.floats_sent if res.flood else 0
+    return Unlearned(res.theta, res.clients, Cost(res.wall_time_s, res.grad_evals, 0, floats), certificate)
+
