@@ -78,3 +78,16 @@ def test_solve_and_regularised_gradient_sum():
 def test_config_refuses_bad_values_naming_the_key(key, value, valid):
     with pytest.raises(ValueError, match=rf"^{key} = .*valid: .*{valid}"):
         du.DUConfig(**{key: value})
+
+
+def test_theory_noise_needs_valid_constants():
+    with pytest.raises(ValueError, match="noise: theory needs M and L"):
+        du.DUConfig(noise="theory", M=1.0)
+    with pytest.raises(ValueError, match=r"^L = "):
+        du.DUConfig(noise="theory", M=1.0, L=-1.0)
+    cfg = du.DUConfig(noise="theory", M=1.0, L=1.0, l2=1.0)
+    assert cfg.sigma_for(10, 100, 10) == pytest.approx(0.096896, abs=5e-7)  # Delta F = 0.02 (Lemma 3)
+    assert du.DUConfig(noise="none").sigma_for(10, 100, 10) == 0.0
+    assert du.DUConfig(noise="fixed", sigma=0.3).sigma_for(10, 100, 10) == 0.3
+    with pytest.raises(ValueError, match=r"^damping = True"):
+        du.DUConfig(damping=True)

@@ -87,14 +87,17 @@ class DUConfig:
         for key, valid in (("curvature", CURVATURES), ("noise", NOISE_MODES), ("client_weight", CLIENT_WEIGHTS)):
             if getattr(self, key) not in valid:
                 raise ValueError(f"{key} = {getattr(self, key)!r}: unknown; valid: {', '.join(valid)}")
-        if not (isinstance(self.damping, (int, float)) and math.isfinite(self.damping) and self.damping > 0):
-            raise ValueError(f"damping = {self.damping!r}: valid: a finite number > 0")
-        if not (isinstance(self.l2, (int, float)) and math.isfinite(self.l2) and self.l2 >= 0):
-            raise ValueError(f"l2 = {self.l2!r}: valid: a finite number >= 0")
+        for key, low in (("damping", None), ("l2", 0.0)):
+            value = getattr(self, key)
+            number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+            if not number or (value <= 0 if low is None else value < low):
+                raise ValueError(f"{key} = {value!r}: valid: a finite number {'> 0' if low is None else '>= 0'}")
         if self.noise != "none":
             du_noise.sigma(0.0, self.epsilon, self.delta)  # epsilon in (0, 1], delta in (0, 1)
-        if self.noise == "theory" and (self.M is None or self.L is None):
-            raise ValueError("noise: theory needs M and L (and lam, default l2); valid: give them or noise: c_eff")
+        if self.noise == "theory":
+            if self.M is None or self.L is None:
+                raise ValueError("noise: theory needs M and L (and lam, default l2); valid: give them or noise: c_eff")
+            du_noise.sensitivity(self.M, self.L, self.l2 if self.lam is None else self.lam, 1, 1)
         if self.noise == "fixed" and (self.sigma is None or self.sigma < 0):
             raise ValueError(f"sigma = {self.sigma!r}: noise: fixed needs a sigma >= 0")
         if not isinstance(self.certified_noise_fix, bool):
