@@ -14,7 +14,7 @@ from torch.func import functional_call
 from unlearning.methods import du
 from unlearning.models import LogisticRegression
 from unlearning.seeding import generator
-from unlearning.topology import sample_graph
+from unlearning.topology import metropolis_hastings, sample_graph, spectral_rho
 from unlearning.train.dsgd import ClientData, Schedule, train
 from unlearning.train.flat import FlatSpec
 
@@ -59,6 +59,26 @@ def test_flooding_refuses_a_disconnected_graph():
     graph = nx.Graph([(0, 1), (2, 3)])
     with pytest.raises(ValueError, match=r"never reaches clients \[2, 3\].*valid: a connected topology"):
         du.flood(graph, [0, 1, 2, 3], [0], [(0, 0)], dim=1)
+
+
+# ----------------------------------------------------------------------------------------------- Lemma 1
+
+@pytest.mark.parametrize("graph", [nx.cycle_graph(10), sample_graph("erdos_renyi", 10, 0.5, 0, "static")])
+def test_lemma_1_consensus_rate_behind_the_uniform_weight(graph):
+    """Assumption 1: Q symmetric, doubly stochastic, rho = max(|rho_2|, |rho_N|)^2 < 1; Lemma 1:
+    ||Q^k - 11^T/N||^2 <= rho^k (spectral norm). On the 10-ring with weights 1/3, rho = 0.8727^2 = 0.7616."""
+    q = metropolis_hastings(graph)
+    assert torch.allclose(q, q.T) and torch.allclose(q.sum(0), torch.ones(10, dtype=q.dtype))
+    rho = spectral_rho(q) ** 2
+    assert rho < 1
+    if graph.number_of_edges() == 10:  # the ring
+        assert torch.allclose(q[0, [9, 0, 1]], torch.full((3,), 1 / 3, dtype=q.dtype))
+        assert rho == pytest.approx(0.7616, abs=5e-5)
+    avg = torch.full((10, 10), 0.1, dtype=q.dtype)
+    power = torch.eye(10, dtype=q.dtype)
+    for k in range(1, 30):
+        power = power @ q
+        assert float(torch.linalg.matrix_norm(power - avg, ord=2)) ** 2 <= rho**k * (1 + 1e-9)
 
 
 # ----------------------------------------------------------------------------------------------- fixtures
