@@ -65,7 +65,10 @@ FEW_RETAINED = 100
 
 @dataclass
 class DUConfig:
-    """DU's parameters. `lam` (strong convexity of Lemma 3) defaults to `l2`; `damping` must be > 0."""
+    """DU's parameters. `l2` must be the L2 strength of the training loss (eq. 4; 0 when training had none);
+    `damping` (> 0) is added to the curvature (= l2: the exact Hessian of eq. 4); `lam` (strong convexity of
+    Lemma 3, noise: theory) defaults to `l2`. noise: c_eff (default, C_eff (m/n)^2), theory (M, L, lam),
+    fixed (`sigma`, for sweeps) or none."""
 
     curvature: str = "fisher_diag"
     damping: float = 1e-3
