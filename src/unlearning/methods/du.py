@@ -272,7 +272,7 @@ class DUResult:
     clients: list[int]
     corrections: dict[int, torch.Tensor]   # x^Delta_c (noiseless) per requester
     sigmas: dict[int, float]
-    noise_std: dict[int, float]        # the std of nu_c actually drawn (sigma x the A9 scale)
+    noise_std: dict[int, float]        # the std of nu_c actually drawn (sigma x certified_noise_fix's scale)
     flood: FloodLog | None
     grad_evals: int = 0
     degenerate: list[int] = field(default_factory=list)
@@ -392,7 +392,7 @@ def client_wise(model: nn.Module, spec: FlatSpec, theta: torch.Tensor, data: Cli
     corr = solve(curv, cfg.damping, g) / (n_clients - 1)                               # eq. 6
     weight = 1.0 / n_clients if cfg.client_weight == "literal" else 1.0
     sig = cfg.sigma_for(len(own), len(own), n_clients, client_wise=True)
-    std = sig / weight if cfg.certified_noise_fix else sig                               # final std sigma (A9)
+    std = sig / weight if cfg.certified_noise_fix else sig                               # final std sigma with the fix
     message = corr + _noise(dim, std, cfg.seed, request_id, target).to(theta)
     flog = flood(graph, list(clients), [target], [(target, request_id)], dim)
     applied = flog.delivered[:, 0].to(theta)[rest]

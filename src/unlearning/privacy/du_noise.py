@@ -1,4 +1,4 @@
-"""DU's noise calibration (Wu et al. 2026, "Certified Unlearning in Decentralized Federated Learning").
+"""DU's noise calibration (Wu et al. 2026, Algorithm 1, Lemma 3 and Theorem 1).
 
 The paper's formulas, as stated in Algorithm 1's header and Theorem 1:
 
