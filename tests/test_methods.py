@@ -32,7 +32,7 @@ def state_of(params, features, split, out):
 
 
 def test_unknown_method_names_the_valid_ones():
-    with pytest.raises(KeyError, match="valid: fats, fedrecovery, finetune, noise_only, pdudt, pdudt_es, retrain"):
+    with pytest.raises(KeyError, match="valid: du, fats, fedrecovery, finetune, noise_only, pdudt, pdudt_es, retrain"):
         get_method("magic")
 
 

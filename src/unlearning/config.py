@@ -295,6 +295,72 @@ def _check_sglu(cfg: dict, source: str) -> None:
                           f"{cfg['trials']}; valid: a divisor of it, or null (one partition per trial)")
 
 
+CDFL_REQUIRED = ("datasets", "models", "clients", "partition", "topology", "train", "unlearn", "sweeps", "seeds",
+                 "eval")
+
+
+def cdfl_client_samples(cfg: dict, dataset: str) -> tuple[int, str]:
+    """The fewest training samples a CDFL client can hold, and why: an equal share (IID), or the Dirichlet
+    split's guaranteed minimum (min_size) when a Dirichlet partition is run."""
+    _, _, train_size = DATASET_INFO[dataset]
+    n, part = cfg["clients"], cfg["partition"]
+    total = train_size if part["train_per_client"] is None else part["train_per_client"] * n
+    if "dirichlet" in part["kinds"]:
+        return min(part["min_size"], total // n), f"Dirichlet partitions guarantee cdfl.partition.min_size = " \
+            f"{part['min_size']}"
+    return total // n, f"{total} samples of {dataset} over {n} clients"
+
+
+def _check_cdfl(cfg: dict, source: str) -> None:
+    """What the schema cannot say: a model per dataset, the class and client indices exist, the exact Hessian
+    only for logistic regression, and every request fits in the smallest client's data."""
+    n, unlearn = cfg["clients"], cfg["unlearn"]
+    for dataset in cfg["datasets"]:
+        if dataset not in cfg["models"]:
+            raise ParamsError(f"{source}: cdfl.models: no model for dataset {dataset!r}; valid: add {dataset}: one of "
+                              "logreg, mlp, cnn, resnet18")
+        classes, shape, train_size = DATASET_INFO[dataset]
+        if unlearn["class"] >= classes:
+            raise ParamsError(f"{source}: cdfl.unlearn.class: {unlearn['class']} is not a class of {dataset}; "
+                              f"valid: 0..{classes - 1}")
+        if unlearn["curvature"] == "hessian_exact" and cfg["models"][dataset] != "logreg":
+            raise ParamsError(f"{source}: cdfl.unlearn.curvature: hessian_exact is the logistic-regression fidelity "
+                              f"check, but {dataset} uses {cfg['models'][dataset]}; valid: fisher_diag")
+        if cfg["models"][dataset] in MODELS_FOR_28X28_ONLY and shape[1:] != (28, 28):
+            raise ParamsError(f"{source}: cdfl.models.{dataset}: {cfg['models'][dataset]!r} takes 28x28 images; "
+                              "valid here: logreg, mlp, resnet18")
+        per_client = cfg["partition"]["train_per_client"]
+        if per_client is not None and per_client * n > train_size:
+            raise ParamsError(f"{source}: cdfl.partition.train_per_client: {per_client} x {n} clients exceeds the "
+                              f"{train_size} training samples of {dataset}; valid: at most {train_size // n}")
+        total = train_size if per_client is None else per_client * n
+        if "dirichlet" in cfg["partition"]["kinds"] and cfg["partition"]["min_size"] * n > total:
+            raise ParamsError(f"{source}: cdfl.partition.min_size: {cfg['partition']['min_size']} x {n} clients "
+                              f"exceeds the {total} samples dealt; valid: at most {total // n}")
+        samples, how = cdfl_client_samples(cfg, dataset)
+        if cfg["train"]["batch_size"] > samples:
+            raise ParamsError(f"{source}: cdfl.train.batch_size: {cfg['train']['batch_size']} exceeds the {samples} "
+                              f"training samples of a client ({how}); valid: at most {samples}")
+        request = unlearn["samples_per_request"]
+        if request is not None and request > samples:
+            raise ParamsError(f"{source}: cdfl.unlearn.samples_per_request: {request} exceeds the {samples} samples "
+                              f"a client may hold ({how}); valid: at most {samples}")
+        wanted = math.floor(unlearn["sample_fraction"] * samples) if request is None else request
+        if wanted < 1:
+            raise ParamsError(f"{source}: cdfl.unlearn.sample_fraction: {unlearn['sample_fraction']} of {samples} "
+                              f"samples deletes none ({how}); valid: at least {1 / samples:.3g}")
+        seq = unlearn["sequential"]
+        if round(seq["total_fraction"] * samples / seq["requests"]) < 1:
+            raise ParamsError(f"{source}: cdfl.unlearn.sequential.requests: {seq['requests']} requests sharing "
+                              f"{seq['total_fraction']} of {samples} samples delete none each; valid: fewer requests")
+    if unlearn["client"] is not None and unlearn["client"] >= n:
+        raise ParamsError(f"{source}: cdfl.unlearn.client: {unlearn['client']} is not a client index; valid: "
+                          f"0..{n - 1} for cdfl.clients = {n}, or null (a seeded random client)")
+    if "ring" in cfg["topology"]["kinds"] and n < 3:
+        raise ParamsError(f"{source}: cdfl.topology.kinds: a ring needs at least 3 clients; valid for {n}: "
+                          "erdos_renyi, complete")
+
+
 def check_params(params: dict, source: str = "params.yaml") -> dict:
     """Validate everything; return `params` unchanged. Raises ParamsError with one line."""
     full = schema()
@@ -312,6 +378,10 @@ def check_params(params: dict, source: str = "params.yaml") -> dict:
     sglu_schema = {"$defs": full["$defs"], **full["$defs"]["sglu"], "required": list(SGLU_REQUIRED)}
     _validate_schema(cfg, sglu_schema, f"{source}: sglu.{params['scale']} merged: ")
     _check_sglu(cfg, source)
+    cfg = section_config(params, "cdfl")
+    cdfl_schema = {"$defs": full["$defs"], **full["$defs"]["cdfl"], "required": list(CDFL_REQUIRED)}
+    _validate_schema(cfg, cdfl_schema, f"{source}: cdfl.{params['scale']} merged: ")
+    _check_cdfl(cfg, source)
     return params
 
 

@@ -6,4 +6,5 @@ names no paper.
 """
 
 PAPERS = ("spine", "pdudt", "sglu")  # in the front page's order
-EXPERIMENTS = (*PAPERS, "common")
+# cdfl has commands (cdfl-certify) but no report yet: it joins PAPERS, and the front page, with its summary
+EXPERIMENTS = (*PAPERS, "cdfl", "common")

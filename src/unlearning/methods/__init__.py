@@ -52,7 +52,7 @@ class Unlearned:
 
 Method = Callable[[TrainedState, ForgetRequest, dict], Unlearned]
 METHODS: dict[str, Method] = {}
-MODULES = ("retrain", "finetune", "pdudt", "fedrecovery", "fats")
+MODULES = ("retrain", "finetune", "pdudt", "fedrecovery", "fats", "du")
 
 
 def register(name: str):

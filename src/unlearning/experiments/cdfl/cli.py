@@ -1,0 +1,110 @@
+"""CDFL's commands: cdfl-certify (no params.yaml). The steps, report and tables come later (issue 12)."""
+
+from __future__ import annotations
+
+import argparse
+
+# the argument named at the start of a privacy.du_noise error -> the flag that gave it
+FLAGS = {"epsilon": "--epsilon", "delta": "--delta", "lambda": "--lam", "M": "--M", "L": "--L",
+         "m (deleted samples)": "--m", "n (local samples)": "--n", "N (clients)": "--clients", "sigma": "--sigma",
+         "c_eff": "--c-eff", "m/n (deleted fraction)": "--m/--n", "sensitivity (Delta F)": "--M/--L/--lam"}
+
+
+def add_commands(sub, common: argparse.ArgumentParser) -> None:
+    c = sub.add_parser(
+        "cdfl-certify", help="CDFL (DU): the sigma for (epsilon, delta, M, L, lambda, m, n) or C_eff, or the "
+        "epsilon a sigma buys",
+        description="DU's noise (Wu et al. 2026, Algorithm 1 and Theorem 1): sigma = (Delta F / epsilon) "
+        "sqrt(2 ln(1.25/delta)) with Delta F = 2 M L^2 m^2 / (lambda^3 n^2) (Lemma 3) when --M, --L and --lam are "
+        "given, else Delta F = C_eff (m/n)^2 (default C_eff 0.02064: sigma 1e-3 at m/n 0.1). --clients N instead of "
+        "--m/--n: client-wise removal, m/n -> 1/N. With --sigma: the epsilon that sigma buys. Epsilon in (0, 1] "
+        "(the classical Gaussian mechanism). Does not read params.yaml.")
+    c.set_defaults(run=cdfl_certify, needs_params=False)
+    for flag, text in (("--epsilon", "default 1"), ("--delta", "default 1e-5"), ("--m", "deleted samples"),
+                       ("--n", "local samples"), ("--clients", "N: client-wise removal (instead of --m/--n)"),
+                       ("--M", "Hessian-Lipschitz constant"), ("--L", "Lipschitz constant"),
+                       ("--lam", "strong convexity lambda"),
+                       ("--c-eff", "C_eff = 2 M L^2 / lambda^3 (default 0.02064)"),
+                       ("--sigma", "print the epsilon this sigma buys"),
+                       ("--requesters", "|C|: also print the noise each final model carries (with --clients-total)"),
+                       ("--clients-total", "N for the final-model noise (Algorithm 1's 1/N)")):
+        c.add_argument(flag, help=text)
+    c.add_argument("--certified-noise-fix", action="store_true", help="scale nu_c by N/sqrt(|C|) (final std sigma)")
+
+
+def _number(flag: str, text: str | None, default: float | None = None) -> float | None:
+    if text is None:
+        return default
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"{flag} = {text!r}: not a number") from None
+
+
+def _integer(flag: str, text: str | None) -> int | None:
+    if text is None:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"{flag} = {text!r}: valid: an integer") from None
+
+
+def _flagged(err: ValueError) -> ValueError:
+    message = str(err)
+    for name in sorted(FLAGS, key=len, reverse=True):
+        if message.startswith(f"{name} ") or message.startswith(f"{name}:"):
+            return ValueError(f"{FLAGS[name]}: {message}")
+    return err
+
+
+def cdfl_certify(args) -> str:
+    try:
+        return _certify(args)
+    except ValueError as err:
+        raise _flagged(err) from None
+
+
+def _certify(args) -> str:
+    from ...privacy import du_noise as dn
+    from ...privacy.search import finite, integer
+
+    eps = _number("--epsilon", args.epsilon, 1.0)
+    delta = _number("--delta", args.delta, 1e-5)
+    m, n, clients = _integer("--m", args.m), _integer("--n", args.n), _integer("--clients", args.clients)
+    M, L, lam = _number("--M", args.M), _number("--L", args.L), _number("--lam", args.lam)
+    c_eff = _number("--c-eff", args.c_eff)
+    sigma = _number("--sigma", args.sigma)
+    if clients is not None and (m is not None or n is not None):
+        raise ValueError("--clients: client-wise removal takes N alone; valid: --clients or --m with --n")
+    if clients is None and (m is None or n is None):
+        raise ValueError("--m/--n: give both (sample- or class-wise), or --clients N (client-wise)")
+    theory = [v is not None for v in (M, L, lam)]
+    if any(theory) and not all(theory):
+        raise ValueError("--M/--L/--lam: give all three (Lemma 3's constants) or none (then C_eff)")
+    if all(theory) and c_eff is not None:
+        raise ValueError("--c-eff: stands for 2 M L^2 / lambda^3; valid: --c-eff or --M/--L/--lam, not both")
+    if all(theory):
+        sens = dn.sensitivity_client(M, L, lam, clients) if clients is not None else dn.sensitivity(M, L, lam, m, n)
+        how = f"M = {M:g}, L = {L:g}, lambda = {lam:g} (Lemma 3)"
+    else:
+        c = dn.C_EFF if c_eff is None else finite("c_eff", c_eff)
+        ratio = 1 / integer("N (clients)", clients, 2) if clients is not None else dn.deletion_ratio(m, n)
+        sens = c * ratio**2
+        how = f"C_eff = {c:g} x ({'1/N' if clients is not None else 'm/n'} = {ratio:.6g})^2"
+    what = f"N = {clients}" if clients is not None else f"m = {m}, n = {n}"
+    factor = dn.gaussian_factor(delta)
+    head = f"{what}; Delta F = {sens:.6g} from {how}; delta = {delta:g}, sqrt(2 ln(1.25/delta)) = {factor:.6g}"
+    if sigma is not None:
+        return f"{head}  ->  sigma = {sigma:g} buys epsilon = {dn.epsilon_for(sigma, sens, delta):.6g}"
+    s = dn.sigma(sens, eps, delta)
+    line = f"{head}; epsilon = {eps:g}  ->  sigma = {s:.6g}"
+    requesters, total = _integer("--requesters", args.requesters), _integer("--clients-total", args.clients_total)
+    if requesters is not None or total is not None or args.certified_noise_fix:
+        if requesters is None or total is None:
+            raise ValueError("--requesters: the final-model noise needs --requesters and --clients-total")
+        std = dn.final_noise_std(s, total, requesters, args.certified_noise_fix)
+        fix = "on" if args.certified_noise_fix else "off"
+        line += (f"; each final model's noise std = {std:.6g} (|C| = {requesters}, N = {total}, "
+                 f"certified_noise_fix {fix})")
+    return line

@@ -1,0 +1,82 @@
+"""params.yaml's cdfl section (DU's recommended configuration): valid as shipped at both scales, and every bad
+value stops with one line naming the key."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+
+from unlearning.__main__ import main
+from unlearning.config import ParamsError, check_params, section_config
+
+
+def test_shipped_cdfl_section_is_the_papers_configuration(params):
+    for scale in ("quick", "paper"):
+        checked = check_params({**copy.deepcopy(params), "scale": scale})
+        cfg = section_config(checked, "cdfl")
+        assert cfg["clients"] == 10 and cfg["partition"]["alpha"] == 0.3 and cfg["unlearn"]["class"] == 0
+        assert cfg["unlearn"]["epsilon"] == 1.0 and cfg["unlearn"]["delta"] == 1e-5
+        assert cfg["unlearn"]["c_eff"] == 0.02064 and cfg["unlearn"]["certified_noise_fix"] is False
+    paper = section_config({**params, "scale": "paper"}, "cdfl")
+    assert (paper["train"]["batch_size"], paper["train"]["lr"], paper["train"]["rounds"]) == (100, 0.001, 100)
+    quick = section_config({**params, "scale": "quick"}, "cdfl")
+    assert (quick["train"]["batch_size"], quick["train"]["lr"], quick["train"]["rounds"]) == (50, 0.1, 10)
+
+
+BAD = [
+    (lambda c: c["unlearn"].update(granularities=["sample", "user"]), "unlearn.granularities.1", "sample"),
+    (lambda c: c["unlearn"].update({"class": 10}), "cdfl.unlearn.class", "0..9"),
+    (lambda c: c["unlearn"].update({"class": -1}), "unlearn.class", ">= 0"),
+    (lambda c: c["partition"].update(alpha=0), "partition.alpha", "> 0"),
+    (lambda c: c["partition"].update(alpha=-0.3), "partition.alpha", "> 0"),
+    (lambda c: c["unlearn"].update(damping=0), "unlearn.damping", "> 0"),
+    (lambda c: c["unlearn"].update(damping=-1e-3), "unlearn.damping", "> 0"),
+    (lambda c: c["unlearn"].update(epsilon=0), "unlearn.epsilon", "> 0"),
+    (lambda c: c["unlearn"].update(epsilon=2.0), "unlearn.epsilon", "<= 1"),
+    (lambda c: c["unlearn"].update(delta=0), "unlearn.delta", "> 0"),
+    (lambda c: c["unlearn"].update(delta=1), "unlearn.delta", "< 1"),
+    (lambda c: c["unlearn"].update(samples_per_request=301), "cdfl.unlearn.samples_per_request", "at most 100"),
+    (lambda c: c["partition"].update(kinds=["iid"]) or c["unlearn"].update(samples_per_request=301),
+     "cdfl.unlearn.samples_per_request", "at most 300"),
+    (lambda c: c["unlearn"].update(sample_fraction=1.0), "unlearn.sample_fraction", "< 1"),
+    (lambda c: c["unlearn"].update(curvature="hessian_exact"), "cdfl.unlearn.curvature", "fisher_diag"),
+    (lambda c: c["unlearn"].update(client=10), "cdfl.unlearn.client", "0..9"),
+    (lambda c: c["unlearn"].update(client_weights=["half"]), "unlearn.client_weights.0", "newton"),
+    (lambda c: c["train"].update(optimizer="lbfgs"), "train.optimizer", "sgd"),
+    (lambda c: c["quick"]["train"].update(batch_size=500), "cdfl.train.batch_size", "at most 100"),
+    (lambda c: c["partition"].update(min_size=400), "cdfl.partition.min_size", "at most 300"),
+    (lambda c: c.update(models={"mnist": "logreg"}), "cdfl.models", "fashion_mnist"),
+    (lambda c: c.update(typo=1), "typo", "unknown key"),
+]
+
+
+@pytest.mark.parametrize("edit, key, valid", BAD)
+def test_bad_cdfl_value_is_one_line_naming_the_key(params, edit, key, valid):
+    bad = copy.deepcopy(params)
+    edit(bad["cdfl"])
+    with pytest.raises(ParamsError) as err:
+        check_params(bad)
+    message = str(err.value)
+    assert "\n" not in message and key in message and valid in message, message
+
+
+def test_a_bad_quick_override_names_the_merged_key(params):
+    bad = copy.deepcopy(params)
+    bad["cdfl"]["quick"]["unlearn"] = {"damping": 0}
+    with pytest.raises(ParamsError, match=r"cdfl\.quick merged: unlearn\.damping"):
+        check_params(bad)
+    bad["cdfl"]["quick"] = {"rounds": 5}
+    with pytest.raises(ParamsError, match="cdfl.quick"):
+        check_params(bad)
+
+
+def test_check_params_exits_2_with_one_line(tmp_path, params, capsys):
+    bad = copy.deepcopy(params)
+    bad["cdfl"]["unlearn"]["delta"] = 1.5
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(bad))
+    assert main(["check-params", "--params", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unlearn.delta" in err
