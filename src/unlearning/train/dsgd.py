@@ -181,10 +181,12 @@ def local_updates(theta: torch.Tensor, state: OptState, data: ClientData, idx: t
     phi, pseudo = theta, torch.zeros_like(theta)
     steps = idx.shape[1]
     batched = vmap(grad_fn) if strategy == "vmap" else None
-    active_steps = weight.any(dim=2).to(theta.device)  # [m, S]: client has a minibatch at local step s
+    active = weight.any(dim=2)  # [m, S] on the CPU: client has a minibatch at local step s
+    full = active.all(dim=0).tolist()
+    active = active.to(theta.device)
     for s in range(steps):
         g = step_gradients(phi, data, idx, weight, s, grad_fn, batched)
-        u, state = opt.step(g, phi, state, active_steps[:, s])
+        u, state = opt.step(g, phi, state, None if full[s] else active[:, s])
         pseudo += u
         if s + 1 < steps:
             phi = phi - lr * u

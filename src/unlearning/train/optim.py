@@ -56,30 +56,35 @@ class LocalOptimizer:
         return OptState(steps)
 
     def step(self, g: torch.Tensor, phi: torch.Tensor, state: "OptState",
-             active: torch.Tensor) -> tuple[torch.Tensor, "OptState"]:
+             active: torch.Tensor | None = None) -> tuple[torch.Tensor, "OptState"]:
         """Update directions u [clients, d] for minibatch gradients `g` at parameters `phi`, and the new state.
 
-        `active` [clients] (bool) marks the rows that have a minibatch at this step; the others get u = 0
-        and keep their state. The state is not modified in place (the caller may keep the old one)."""
+        `active` [clients] (bool) marks the rows that have a minibatch at this step (None: all rows); the
+        others get u = 0 and keep their state. The state is not modified in place (the caller may keep the
+        old one)."""
         if self.l2 != 0.0:
             g = g + self.l2 * phi
-        rows = active.view(-1, 1)
-        steps = state.steps + active.long()
+        steps = state.steps + (1 if active is None else active.long())
+
+        def keep(new: torch.Tensor, old: torch.Tensor) -> torch.Tensor:
+            """The new rows of the clients that step, the old ones of the others."""
+            return new if active is None else torch.where(active.view(-1, 1), new, old)
+
         if self.kind == "sgd":
             u, new = g, OptState(steps)
         elif self.kind == "momentum":
-            buf = torch.where(rows, self.momentum * state.buf + g, state.buf)
+            buf = keep(self.momentum * state.buf + g, state.buf)
             u, new = buf, OptState(steps, buf=buf)
         else:
             beta1, beta2 = self.betas
-            m = torch.where(rows, state.exp_avg.lerp(g, 1 - beta1), state.exp_avg)
-            v = torch.where(rows, state.exp_avg_sq * beta2 + (1 - beta2) * g * g, state.exp_avg_sq)
+            m = keep(state.exp_avg.lerp(g, 1 - beta1), state.exp_avg)
+            v = keep(torch.addcmul(state.exp_avg_sq * beta2, g, g, value=1 - beta2), state.exp_avg_sq)
             t = steps.clamp_min(1).to(torch.float64)
             bc1 = (1 - beta1 ** t).to(g.dtype).view(-1, 1)
             bc2_sqrt = (1 - beta2 ** t).sqrt().to(g.dtype).view(-1, 1)
-            u = (m / bc1) / (v.sqrt() / bc2_sqrt + self.eps)
+            u = torch.div(m, v.sqrt().div_(bc2_sqrt).add_(self.eps)).div_(bc1)
             new = OptState(steps, exp_avg=m, exp_avg_sq=v)
-        return torch.where(rows, u, torch.zeros_like(u)), new
+        return keep(u, u.new_zeros(())), new
 
 
 @dataclass
