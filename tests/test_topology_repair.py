@@ -4,6 +4,7 @@ its components' lowest-index nodes, and the Metropolis-Hastings matrix of the re
 from __future__ import annotations
 
 import networkx as nx
+import numpy as np
 import pytest
 import torch
 
@@ -32,6 +33,8 @@ def test_a_ring_of_ten_minus_one_is_a_ring_of_nine(c):
 def test_two_departures_from_a_ring_leave_a_ring_of_eight():
     out = repair_after_removal(nx.cycle_graph(10), (3, 4), "ring")
     assert nx.is_isomorphic(out, nx.cycle_graph(8)) and out.has_edge(2, 5)
+    assert nx.utils.graphs_equal(repair_after_removal(nx.cycle_graph(10), np.int64(3), "ring"),
+                                 repair_after_removal(nx.cycle_graph(10), 3, "ring"))  # a numpy id as well
 
 
 def cut_vertex_graph() -> nx.Graph:

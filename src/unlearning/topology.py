@@ -79,8 +79,9 @@ JOINS = ("chain", "star")
 
 
 def repair_after_removal(graph: nx.Graph, removed: int | tuple[int, ...], kind: str, join: str = "chain") -> nx.Graph:
-    """The graph after client(s) `removed` leave, for client-wise unlearning and its retraining (Wu et al. 2026,
-    Sec. VI: the paper does not say how the graph changes; this is the choice the method's notes make).
+    """The graph after client(s) `removed` leave, for client-wise unlearning and its retraining. Wu et al. 2026
+    (client-wise unlearning, Sec. IV; experiments, Sec. VI-A) do not say how the graph changes; this rule is
+    a decision, and `join` its cheap alternative:
 
     ring: delete the node and join its two neighbours, so a ring of N stays a ring of N - 1.
     erdos_renyi, complete, dynamic: delete the node; if the rest is disconnected, join the components by
@@ -94,7 +95,7 @@ def repair_after_removal(graph: nx.Graph, removed: int | tuple[int, ...], kind: 
     if join not in JOINS:
         raise ValueError(f"join {join!r}: unknown; valid: {', '.join(JOINS)}")
     out = graph.copy()
-    for c in (removed,) if isinstance(removed, int) else tuple(removed):
+    for c in (int(removed),) if isinstance(removed, (int, np.integer)) else tuple(int(r) for r in removed):
         if c not in out:
             raise ValueError(f"removed client {c}: not a node of the graph; valid: one of {sorted(out.nodes)}")
         neighbours = sorted(out[c])
