@@ -9,14 +9,14 @@ The network then mixes with one matrix product:
     gradient mixing  theta <- theta - lr W g        (Qiao et al. 2025, Eq. 2)
 
 W is the Metropolis-Hastings matrix of the round's graph restricted to the active clients.
+Minibatches come from a per-(client, round) generator over the client's full index list, and
+forgotten samples are dropped from that order, so retraining sees the same order minus them.
 
 The local steps are plain SGD by default; `Schedule.optimizer` may make them heavy-ball momentum or Adam,
 and `Schedule.l2` adds (lambda/2)||x||^2 to the local loss (train/optim.py). Each client keeps its own
 optimizer state across rounds; the state is never mixed (only the models are), so with model mixing a
 round is x <- W x + Delta_local with Delta_local = -lr g, g = (theta - phi) / lr still the sum of the
 round's update directions.
-Minibatches come from a per-(client, round) generator over the client's full index list, and
-forgotten samples are dropped from that order, so retraining sees the same order minus them.
 """
 
 from __future__ import annotations
