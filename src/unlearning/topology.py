@@ -75,6 +75,43 @@ def metropolis_hastings_without(graph: nx.Graph, clients: list[int], removed: tu
     return w
 
 
+JOINS = ("chain", "star")
+
+
+def repair_after_removal(graph: nx.Graph, removed: int | tuple[int, ...], kind: str, join: str = "chain") -> nx.Graph:
+    """The graph after client(s) `removed` leave, for client-wise unlearning and its retraining. Wu et al. 2026
+    (client-wise unlearning, Sec. IV; experiments, Sec. VI-A) do not say how the graph changes; this rule is
+    a decision, and `join` its cheap alternative:
+
+    ring: delete the node and join its two neighbours, so a ring of N stays a ring of N - 1.
+    erdos_renyi, complete, dynamic: delete the node; if the rest is disconnected, join the components by
+    linking their lowest-index nodes: with components ordered by their lowest node, `join` "chain" links
+    the k-th to the (k+1)-th, "star" links every one to the first (the same edge when there are two).
+    Several removed nodes are removed one after another in the order given. Node labels are kept (client
+    ids), so `metropolis_hastings(result)` has rows in the sorted order of the remaining clients; the
+    input graph is not modified."""
+    if kind not in TOPOLOGIES:
+        raise ValueError(f"topology {kind!r}: unknown; valid: {', '.join(TOPOLOGIES)}")
+    if join not in JOINS:
+        raise ValueError(f"join {join!r}: unknown; valid: {', '.join(JOINS)}")
+    out = graph.copy()
+    for c in (int(removed),) if isinstance(removed, (int, np.integer)) else tuple(int(r) for r in removed):
+        if c not in out:
+            raise ValueError(f"removed client {c}: not a node of the graph; valid: one of {sorted(out.nodes)}")
+        neighbours = sorted(out[c])
+        if kind == "ring" and len(neighbours) > 2:
+            raise ValueError(f"topology ring: node {c} has {len(neighbours)} neighbours, so the graph is not a ring")
+        out.remove_node(c)
+        if kind == "ring":
+            if len(neighbours) == 2:
+                out.add_edge(*neighbours)
+            continue
+        lowest = sorted(min(comp) for comp in nx.connected_components(out))
+        for k in range(1, len(lowest)):
+            out.add_edge(lowest[k - 1] if join == "chain" else lowest[0], lowest[k])
+    return out
+
+
 def spectral_rho(w: torch.Tensor) -> float:
     """rho = max(|lambda_2|, |lambda_n|) of a symmetric doubly-stochastic W (Qiao et al. 2025, Assumption 4.8)."""
     eig = torch.linalg.eigvalsh(w.double())

@@ -11,6 +11,12 @@ The network then mixes with one matrix product:
 W is the Metropolis-Hastings matrix of the round's graph restricted to the active clients.
 Minibatches come from a per-(client, round) generator over the client's full index list, and
 forgotten samples are dropped from that order, so retraining sees the same order minus them.
+
+The local steps are plain SGD by default; `Schedule.optimizer` may make them heavy-ball momentum or Adam,
+and `Schedule.l2` adds (lambda/2)||x||^2 to the local loss (train/optim.py). Each client keeps its own
+optimizer state across rounds; the state is never mixed (only the models are), so with model mixing a
+round is x <- W x + Delta_local with Delta_local = -lr g, g = (theta - phi) / lr still the sum of the
+round's update directions.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from tqdm import tqdm
 from ..seeding import generator
 from ..topology import graph_for_round, metropolis_hastings, metropolis_hastings_without
 from .flat import FlatSpec
+from .optim import LocalOptimizer, OptState
 
 STRATEGIES = ("auto", "vmap", "loop")
 CONV_MODELS = ("cnn", "resnet18")
@@ -69,13 +76,26 @@ class Schedule:
     graph_nodes: int           # nodes of every round's graph (all clients, active or not)
     keep_connected_without: tuple[int, ...] = ()  # graphs stay connected without these clients
     experiment: str = ""       # named in errors (a diverged run)
+    optimizer: str = "sgd"     # local optimizer: sgd | momentum | adam (train/optim.py), per-client state
+    momentum: float = 0.9      # heavy-ball coefficient of optimizer "momentum"
+    l2: float = 0.0            # lambda of the L2 term (lambda/2)||x||^2 in the local loss
+    betas: tuple[float, float] = (0.9, 0.999)  # Adam's (torch defaults)
+    eps: float = 1e-8                          # Adam's (torch default)
+
+    def __post_init__(self) -> None:
+        self.local_optimizer()  # one clear error for a bad optimizer key, before any training
+
+    def local_optimizer(self) -> LocalOptimizer:
+        return LocalOptimizer(self.optimizer, self.momentum, self.betas, self.eps, self.l2)
 
     @classmethod
     def from_config(cls, cfg: dict, seed: int, removable: tuple[int, ...] = ()) -> "Schedule":
+        """Optional train keys: optimizer (default sgd), momentum (0.9), l2 (0.0)."""
         train = cfg["train"]
         return cls(train["mixing"], train["lr"], train["batch_size"], train["local_epochs"],
                    train["local_steps"], cfg["topology"]["kind"], cfg["topology"]["p_edge"], seed,
-                   cfg["clients"], removable)
+                   cfg["clients"], removable, optimizer=train.get("optimizer", "sgd"),
+                   momentum=train.get("momentum", 0.9), l2=train.get("l2", 0.0))
 
 
 def client_batches(indices: torch.Tensor, keep: torch.Tensor, gen: torch.Generator, batch_size: int,
@@ -122,28 +142,55 @@ def make_loss(model: nn.Module, spec: FlatSpec):
     return loss
 
 
+def step_gradients(phi: torch.Tensor, data: ClientData, idx: torch.Tensor, weight: torch.Tensor, s: int, grad_fn,
+                   batched) -> torch.Tensor:
+    """Every client's minibatch gradient at local step `s` [m, d]: all at once with `batched` (vmap(grad_fn)),
+    else client by client, zeros for a client without a minibatch."""
+    rows = idx[:, s].to(phi.device)
+    xb = data.x.index_select(0, rows.flatten()).view(*rows.shape, *data.x.shape[1:])
+    yb, wb = data.y.index_select(0, rows.flatten()).view(rows.shape), weight[:, s].to(phi.device)
+    if batched is not None:
+        return batched(phi, xb, yb, wb)
+    g = torch.zeros_like(phi)
+    for i in range(phi.shape[0]):
+        if bool(weight[i, s].any()):
+            g[i] = grad_fn(phi[i], xb[i], yb[i], wb[i])
+    return g
+
+
 def local_pseudo_gradients(theta: torch.Tensor, data: ClientData, idx: torch.Tensor, weight: torch.Tensor,
                            lr: float, grad_fn, strategy: str) -> torch.Tensor:
     """Sum of the local SGD gradients of every client, i.e. (theta - phi) / lr after local SGD, summed
     directly (no cancellation); clients with no samples return zeros."""
     phi, pseudo = theta, torch.zeros_like(theta)
-    device, steps = theta.device, idx.shape[1]
+    steps = idx.shape[1]
     batched = vmap(grad_fn) if strategy == "vmap" else None
     for s in range(steps):
-        rows = idx[:, s].to(device)
-        xb = data.x.index_select(0, rows.flatten()).view(*rows.shape, *data.x.shape[1:])
-        yb, wb = data.y.index_select(0, rows.flatten()).view(rows.shape), weight[:, s].to(device)
-        if batched is not None:
-            g = batched(phi, xb, yb, wb)
-        else:
-            g = torch.zeros_like(phi)
-            for i in range(phi.shape[0]):
-                if bool(weight[i, s].any()):
-                    g[i] = grad_fn(phi[i], xb[i], yb[i], wb[i])
+        g = step_gradients(phi, data, idx, weight, s, grad_fn, batched)
         pseudo += g
         if s + 1 < steps:
             phi = phi - lr * g
     return pseudo
+
+
+def local_updates(theta: torch.Tensor, state: OptState, data: ClientData, idx: torch.Tensor, weight: torch.Tensor,
+                  lr: float, grad_fn, strategy: str, opt: LocalOptimizer) -> tuple[torch.Tensor, OptState]:
+    """local_pseudo_gradients with a local optimizer (and L2 term): the sum of each client's update
+    directions, i.e. (theta - phi) / lr after its local steps, and the optimizer state after them.
+    Both strategies compute the same minibatch gradients; the optimizer step is one batched update."""
+    phi, pseudo = theta, torch.zeros_like(theta)
+    steps = idx.shape[1]
+    batched = vmap(grad_fn) if strategy == "vmap" else None
+    active = weight.any(dim=2)  # [m, S] on the CPU: client has a minibatch at local step s
+    full = active.all(dim=0).tolist()
+    active = active.to(theta.device)
+    for s in range(steps):
+        g = step_gradients(phi, data, idx, weight, s, grad_fn, batched)
+        u, state = opt.step(g, phi, state, None if full[s] else active[:, s])
+        pseudo += u
+        if s + 1 < steps:
+            phi = phi - lr * u
+    return pseudo, state
 
 
 def mix(theta: torch.Tensor, pseudo: torch.Tensor, w: torch.Tensor, lr: float, mixing: str) -> torch.Tensor:
@@ -160,12 +207,13 @@ class Diverged(FloatingPointError):
 
 
 def first_nonfinite_step(theta: torch.Tensor, data: ClientData, idx: torch.Tensor, weight: torch.Tensor, lr: float,
-                         loss_fn) -> str:
+                         loss_fn, opt: LocalOptimizer | None = None, state: OptState | None = None) -> str:
     """Replays one round's local steps client by client (only after a failure) and says where the loss, the
-    gradient or the weights first stopped being finite."""
+    gradient or the weights first stopped being finite; with `opt`, from the round's starting `state`."""
     grad_fn = grad(loss_fn)
     phi = theta.clone()
     for s in range(idx.shape[1]):
+        grads = torch.zeros_like(phi)
         for i in range(phi.shape[0]):
             if not bool(weight[i, s].any()):
                 continue
@@ -178,7 +226,17 @@ def first_nonfinite_step(theta: torch.Tensor, data: ClientData, idx: torch.Tenso
             if not math.isfinite(loss) or not bool(torch.isfinite(g).all()):
                 return f"local step {s + 1}: client row {i}'s loss is {loss:g}, its gradient finite: " \
                        f"{bool(torch.isfinite(g).all())}"
-            phi[i] = phi[i] - lr * g
+            if opt is None:
+                phi[i] = phi[i] - lr * g
+            else:
+                grads[i] = g
+        if opt is not None:
+            active = weight[:, s].any(dim=1).to(theta.device)
+            u, state = opt.step(grads, phi, state, active)
+            bad = [i for i in range(len(u)) if not bool(torch.isfinite(u[i]).all())]
+            if bad:
+                return f"local step {s + 1}: client row {bad[0]}'s {opt.kind} update (l2 = {opt.l2:g}) is not finite"
+            phi = phi - lr * u
     return "the mixing step: every local step stayed finite, the mixed weights did not"
 
 
@@ -192,12 +250,20 @@ def check_finite(theta: torch.Tensor, what: str) -> None:
 class TrainLog:
     grad_evals: int = 0
     wall_time_s: float = 0.0
+    opt_state: OptState | None = None  # the per-client optimizer state after the last round (None: plain SGD)
 
 
 def train(model: nn.Module, spec: FlatSpec, theta: torch.Tensor, data: ClientData, clients: list[int],
           sched: Schedule, rounds: range, strategy: str, history=None, checkpoints=None,
-          checkpoint_every: int = 0, progress: bool = False) -> tuple[torch.Tensor, TrainLog]:
+          checkpoint_every: int = 0, progress: bool = False,
+          opt_state: OptState | None = None) -> tuple[torch.Tensor, TrainLog]:
     """Run `rounds` of decentralized SGD for the stacked models `theta` [len(clients), d].
+
+    The local steps use `sched.local_optimizer()`. Plain SGD without L2 (the default) runs the original
+    code path; otherwise each client's optimizer state (momentum buffer, Adam moments) starts from
+    `opt_state` (rows in the order of `clients`; None: zeros, a fresh optimizer) and persists across
+    rounds without being mixed; the final state is returned in the log's `opt_state`. Checkpoints
+    hold the models only.
 
     `history` (a HistoryWriter) receives every round's pseudo-gradients and mixing matrix W, plus
     W_without (the MH matrix without the removable clients, zero rows/columns there) when the schedule
@@ -206,12 +272,27 @@ def train(model: nn.Module, spec: FlatSpec, theta: torch.Tensor, data: ClientDat
     """
     grad_fn = grad(make_loss(model, spec))
     log, start = TrainLog(), time.perf_counter()
+    opt = sched.local_optimizer()
+    if opt.plain:
+        if opt_state is not None:
+            raise ValueError("train: opt_state given but train.optimizer is sgd with l2 = 0 (no state); valid: "
+                             "no opt_state, or optimizer momentum / adam")
+        opt = None
+    elif opt_state is None:
+        opt_state = opt.init(theta)
+    elif opt_state.steps.shape[0] != theta.shape[0]:
+        raise ValueError(f"train: opt_state has {opt_state.steps.shape[0]} client rows, theta {theta.shape[0]}; "
+                         "valid: one row per client (OptState.select drops the departed)")
     for t in tqdm(rounds, desc="rounds", disable=not progress, mininterval=5):
         graph = graph_for_round(sched.topology, sched.graph_nodes, sched.p_edge, sched.seed, t,
                                 without=sched.keep_connected_without)
         w = metropolis_hastings(graph, nodes=clients).to(theta)
         idx, weight = round_batches(data, clients, sched, t)
-        pseudo = local_pseudo_gradients(theta, data, idx, weight, sched.lr, grad_fn, strategy)
+        state_before = opt_state
+        if opt is None:
+            pseudo = local_pseudo_gradients(theta, data, idx, weight, sched.lr, grad_fn, strategy)
+        else:
+            pseudo, opt_state = local_updates(theta, opt_state, data, idx, weight, sched.lr, grad_fn, strategy, opt)
         if history is not None:
             mixing = {"W": w}
             if sched.keep_connected_without:
@@ -219,12 +300,13 @@ def train(model: nn.Module, spec: FlatSpec, theta: torch.Tensor, data: ClientDat
             history.append(t, pseudo, mixing)
         before, theta = theta, mix(theta, pseudo, w, sched.lr, sched.mixing)
         if not bool(torch.isfinite(theta).all()):  # one check per round; the replay runs only on failure
-            where = first_nonfinite_step(before, data, idx, weight, sched.lr, make_loss(model, spec))
+            where = first_nonfinite_step(before, data, idx, weight, sched.lr, make_loss(model, spec), opt, state_before)
             raise Diverged(f"{sched.experiment or 'training'}: diverged in round {t} (counting from 0), {where}; "
-                           f"lr = {sched.lr:g}; valid: a smaller train.lr")
+                           f"lr = {sched.lr:g}, optimizer {sched.optimizer}; valid: a smaller train.lr")
         log.grad_evals += int(weight.sum())
         if checkpoints is not None and checkpoint_every and (t + 1) % checkpoint_every == 0:
             checkpoints.save(t + 1, theta, clients)
     log.wall_time_s = time.perf_counter() - start
+    log.opt_state = opt_state
     return theta, log
 
