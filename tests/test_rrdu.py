@@ -94,6 +94,11 @@ def test_sgd_literal_step_equals_the_formula():
     assert int(token.state.steps[0]) == 0
 
 
+def test_descent_steps_per_hop():
+    token, hops = _run(rrdu.RRDUConfig(u=U, p=0.0, T_u=3, s=2, batch_size=8, sigma=0.0, descent_steps=3))
+    assert int(token.state.steps[0]) == 9 and len(hops) == 3
+
+
 def test_adam_semantics_ascends_the_forget_loss():
     token, clients, forget = _setup()
     def loss():
@@ -116,7 +121,8 @@ def test_closed_form_sigma_and_certificate():
 
 @pytest.mark.parametrize("kwargs, name", [({"p": 1.5}, "p"), ({"rho": 0.0}, "rho"), ({"L": 0.0}, "L"),
                                           ({"mode": "x"}, "mode"), ({"semantics": "x"}, "semantics"),
-                                          ({"sigma": -1.0}, "sigma"), ({"s": 0}, "s")])
+                                          ({"sigma": -1.0}, "sigma"), ({"s": 0}, "s"),
+                                          ({"descent_steps": 0}, "descent_steps")])
 def test_bad_config(kwargs, name):
     with pytest.raises(ValueError, match=f"^{name} = .*valid"):
         rrdu.RRDUConfig(**kwargs)

@@ -9,7 +9,7 @@ goes to u with probability p, otherwise to a uniform client of V minus {u}, i.i.
   theta <- Pi_{B(theta_ref, rho)}(theta + eta (g_u + Z)), Z ~ N(0, sigma^2 I_d). Exact mode descends on
   u's retained data instead: g_u = -clip_L(grad l(theta; B_{u minus f})).
 - Elsewhere (lines 16-18): one noiseless descent step on the average gradient of s minibatches of D_v
-  (Pi_Theta = identity, spec A6).
+  (Pi_Theta = identity, spec A6); `descent_steps` > 1 repeats it (spec A1's sensitivity knob).
 
 Optimizer semantics (spec 2.4; `semantics`):
 - "adam" (default): the token-carried Adam takes the ascent step (grad := -g_u), then the parameter-space
@@ -88,6 +88,7 @@ class RRDUConfig:
     sigma: float | None = None
     mode: str = "lightweight"
     semantics: str = "adam"
+    descent_steps: int = 1      # spec A1's unlearn_steps_per_hop at non-u hops (1: one update per hop)
 
     def __post_init__(self) -> None:
         rrdu_noise.check_p(self.p)
@@ -95,6 +96,7 @@ class RRDUConfig:
         integer("T_u", self.T_u, 0)
         integer("s", self.s)
         integer("batch_size", self.batch_size)
+        integer("descent_steps", self.descent_steps)
         finite("L", self.L, 0.0)
         if self.sigma is not None:
             finite("sigma", self.sigma, 0.0, strict=False)
@@ -180,8 +182,9 @@ def unlearn(token: Token, clients: Sequence[ClientData], forget: ClientData, n_u
             before, after, moved = u_step(token, g_u, sigma, ref, config.rho, streams.noise, config.semantics)
             hop = UnlearnHop(t, v, True, loss, norm, before, after, moved)
         else:
-            g, loss = token.averaged_grad(clients[v], config.s, config.batch_size, streams.batch)
-            token.step(g)
+            for _ in range(config.descent_steps):
+                g, loss = token.averaged_grad(clients[v], config.s, config.batch_size, streams.batch)
+                token.step(g)
             dist = float(torch.linalg.vector_norm(token.theta() - ref))
             hop = UnlearnHop(t, v, False, loss, float(torch.linalg.vector_norm(g)), dist, dist, False)
         hops.append(hop)
