@@ -70,3 +70,22 @@ def build_model(name: str, shape: tuple[int, int, int], classes: int, mlp_hidden
     if name == "resnet18":
         return resnet18_cifar(shape[0], classes)
     raise ValueError(f"model {name!r}: unknown; valid: {', '.join(MODELS)}")
+
+
+class FLNet(nn.Module):
+    """McMahan et al.'s FedAvg CNN with padding, BatchNorm after each conv and Dropout(0.5) before the last
+    linear, for 28x28 images (1,663,562 parameters at 1 channel, 10 classes). Lamri & Maniatakos 2025 call it
+    FLNet (Table 10). Unlike the models above it has BatchNorm running statistics (buffers): it is for
+    training one model at a time (e.g. a token random walk), not for clients stacked under `vmap`."""
+
+    def __init__(self, in_channels: int = 1, classes: int = 10, side: int = 28):
+        super().__init__()
+        flat = 64 * (side // 4) ** 2
+        self.net = nn.Sequential(
+            nn.Conv2d(in_channels, 32, 5, padding=2), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(32, 64, 5, padding=2), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Flatten(), nn.Linear(flat, 512), nn.ReLU(), nn.Dropout(0.5), nn.Linear(512, classes),
+        )
+
+    def forward(self, x):
+        return self.net(x)

@@ -1,0 +1,193 @@
+"""RR-DU: randomized-restart decentralized unlearning (Lamri & Maniatakos 2025, Alg. 1 = Alg. 4, Sec. 4.2).
+
+After training (a token random walk, train/random_walk.py), client u asks to delete D_f from D_u
+(|D_f| = m, |D_u| = n_u). The walk continues for T_u hops with a new routing rule (Alg. 4 line 5): the token
+goes to u with probability p, otherwise to a uniform client of V minus {u}, i.i.d. per hop.
+
+- At u (Alg. 4 lines 8-14, Lightweight mode): g_u = (m/n_u) clip_L(grad l(theta; B_f)) on a minibatch B_f of
+  D_f (spec A7: the batch-mean gradient clipped to norm L, then scaled), and the noisy projected ascent step
+  theta <- Pi_{B(theta_ref, rho)}(theta + eta (g_u + Z)), Z ~ N(0, sigma^2 I_d). Exact mode descends on
+  u's retained data instead: g_u = -clip_L(grad l(theta; B_{u minus f})).
+- Elsewhere (lines 16-18): one noiseless descent step on the average gradient of s minibatches of D_v
+  (Pi_Theta = identity, spec A6); `descent_steps` > 1 repeats it (spec A1's sensitivity knob).
+
+Optimizer semantics (spec 2.4; `semantics`):
+- "adam" (default): the token-carried Adam takes the ascent step (grad := -g_u), then the parameter-space
+  noise eta sigma xi is added, then the projection; the descent steps are ordinary Adam steps.
+- "sgd_literal" (spec 2.4(a)): Alg. 4's u-step verbatim, theta <- Pi(theta + eta (g_u + sigma xi)), with
+  Adam untouched; the only mode in which the nominal epsilon (privacy/rrdu_noise.py) is a certificate.
+
+theta_ref = theta_0, the model when unlearning starts (frozen; spec A5). The projection acts on all trainable
+parameters as one vector; BatchNorm buffers are carried, never noised or projected (spec 2.3). rho = None
+means no projection (Table 3's "no projection"). xi is drawn as a standard normal from the noise stream on
+every u-visit and scaled by sigma, so runs differing only in sigma share their xi (spec 4.2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ..privacy import rrdu_noise
+from ..privacy.search import finite, integer
+from ..train.random_walk import ClientData, NextHop, Streams, Token, sample_batch
+
+MODES = ("lightweight", "exact")
+SEMANTICS = ("adam", "sgd_literal")
+
+
+def restart_rule(n_clients: int, u: int, p: float) -> NextHop:
+    """Alg. 4 line 5: w.p. p the next hop is u, else uniform over V minus {u}; independent of the current node."""
+    n_clients = integer("N (clients)", n_clients, 2)
+    if not (isinstance(u, int) and 0 <= u < n_clients):
+        raise ValueError(f"u = {u!r}: valid: a client index in [0, {n_clients - 1}]")
+    p = rrdu_noise.check_p(p)
+
+    def rule(current: int | None, rng: np.random.Generator) -> int:
+        if rng.random() < p:
+            return u
+        other = int(rng.integers(n_clients - 1))
+        return other + (other >= u)
+
+    return rule
+
+
+def project(theta: torch.Tensor, ref: torch.Tensor, rho: float | None) -> tuple[torch.Tensor, bool]:
+    """Pi onto B(ref, rho): ref + (theta - ref) min(1, rho / ||theta - ref||); rho None: identity. Returns the
+    point and whether the projection moved it."""
+    if rho is None:
+        return theta, False
+    dist = float(torch.linalg.vector_norm(theta - ref))
+    if dist <= rho:
+        return theta, False
+    return ref + (theta - ref) * (rho / dist), True
+
+
+def clip(g: torch.Tensor, L: float) -> tuple[torch.Tensor, float]:
+    """g scaled to norm <= L, and its norm before clipping."""
+    norm = float(torch.linalg.vector_norm(g))
+    return (g * (L / norm) if norm > L else g), norm
+
+
+@dataclass(frozen=True)
+class RRDUConfig:
+    """RR-DU's parameters (Table 11 and 12 defaults for MNIST/FLNet). sigma None: Cor. 5.2's closed form."""
+
+    u: int = 0
+    p: float = 0.1
+    T_u: int = 100
+    s: int = 4
+    batch_size: int = 64
+    L: float = 0.5
+    rho: float | None = 10.82
+    epsilon: float = 1.0
+    delta: float = 1e-5
+    sigma: float | None = None
+    mode: str = "lightweight"
+    semantics: str = "adam"
+    descent_steps: int = 1      # spec A1's unlearn_steps_per_hop at non-u hops (1: one update per hop)
+
+    def __post_init__(self) -> None:
+        rrdu_noise.check_p(self.p)
+        rrdu_noise.check_rho(self.rho)
+        integer("T_u", self.T_u, 0)
+        integer("s", self.s)
+        integer("batch_size", self.batch_size)
+        integer("descent_steps", self.descent_steps)
+        finite("L", self.L, 0.0)
+        if self.sigma is not None:
+            finite("sigma", self.sigma, 0.0, strict=False)
+        if self.mode not in MODES:
+            raise ValueError(f"mode = {self.mode!r}: valid: {', '.join(MODES)}")
+        if self.semantics not in SEMANTICS:
+            raise ValueError(f"semantics = {self.semantics!r}: valid: {', '.join(SEMANTICS)}")
+
+    def noise(self, n_clients: int) -> float:
+        """sigma: the given one, else Cor. 5.2 with constant 1 (0 when p = 0: no u-visit, no noise needed)."""
+        if self.sigma is not None:
+            return self.sigma
+        return rrdu_noise.sigma_closed_form(self.L, self.epsilon, self.delta, self.p, max(self.T_u, 1), n_clients)
+
+    def certificate(self, n_clients: int) -> rrdu_noise.NominalEpsilon | None:
+        """The nominal epsilon of spec 2.5 (None when sigma = 0 or p = 0: nothing to account)."""
+        sigma = self.noise(n_clients)
+        if sigma <= 0 or self.p == 0 or self.T_u == 0:
+            return None
+        return rrdu_noise.nominal_epsilon(sigma, self.L, self.delta, self.p, self.T_u, n_clients)
+
+
+@dataclass(frozen=True)
+class UnlearnHop:
+    """Spec 5's per-hop diagnostics."""
+
+    t: int
+    node: int
+    at_u: bool
+    loss: float
+    grad_norm: float          # ||grad|| before clipping at u; the averaged descent gradient's norm elsewhere
+    dist_before: float        # ||theta - theta_ref|| before the projection
+    dist_after: float
+    projected: bool
+
+
+def u_step(token: Token, g_u: torch.Tensor, sigma: float, ref: torch.Tensor, rho: float | None,
+           noise: torch.Generator, semantics: str = "adam") -> tuple[float, float, bool]:
+    """The noisy projected step at u (Alg. 4 line 14) for the alignment g_u (ascent direction); returns
+    (distance to ref before and after the projection, whether it projected)."""
+    xi = torch.randn(token.dim, generator=noise, dtype=g_u.dtype)
+    if semantics == "adam":
+        token.step(-g_u)
+        theta = token.theta() + token.lr * sigma * xi
+    else:
+        theta = token.theta() + token.lr * (g_u + sigma * xi)
+    before = float(torch.linalg.vector_norm(theta - ref))
+    theta, moved = project(theta, ref, rho)
+    token.set_theta(theta)
+    return before, float(torch.linalg.vector_norm(theta - ref)), moved
+
+
+def unlearn(token: Token, clients: Sequence[ClientData], forget: ClientData, n_u: int, config: RRDUConfig,
+            streams: Streams, retained_u: ClientData | None = None,
+            on_hop: Callable[[UnlearnHop, Token], None] | None = None) -> list[UnlearnHop]:
+    """Alg. 4 for T_u hops from the token's current model (theta_0 = theta_ref) and optimizer state.
+
+    `clients[v]` is D_v for v != u (clients[u] is not used: u's hops touch only D_f, or its retained data
+    `retained_u` in Exact mode); `n_u` = |D_u| including D_f. Returns the per-hop diagnostics."""
+    n = len(clients)
+    rule = restart_rule(n, config.u, config.p)
+    m = len(forget)
+    integer("n_u", n_u, max(m, 1))
+    if m == 0 and config.mode == "lightweight":
+        raise ValueError("forget set: empty; valid: at least one sample of D_f")
+    if config.mode == "exact" and retained_u is None:
+        raise ValueError("retained_u: Exact mode needs u's retained data D_u minus D_f")
+    sigma = config.noise(n)
+    ref = token.theta()
+    hops = []
+    for t in range(1, config.T_u + 1):
+        v = rule(None, streams.route)
+        if v == config.u:
+            if config.mode == "lightweight":
+                g, loss = token.grad(*forget.batch(sample_batch(m, config.batch_size, streams.batch)))
+                g, norm = clip(g, config.L)
+                g_u = (m / n_u) * g
+            else:
+                g, loss = token.grad(*retained_u.batch(sample_batch(len(retained_u), config.batch_size,
+                                                                    streams.batch)))
+                g, norm = clip(g, config.L)
+                g_u = -g
+            before, after, moved = u_step(token, g_u, sigma, ref, config.rho, streams.noise, config.semantics)
+            hop = UnlearnHop(t, v, True, loss, norm, before, after, moved)
+        else:
+            for _ in range(config.descent_steps):
+                g, loss = token.averaged_grad(clients[v], config.s, config.batch_size, streams.batch)
+                token.step(g)
+            dist = float(torch.linalg.vector_norm(token.theta() - ref))
+            hop = UnlearnHop(t, v, False, loss, float(torch.linalg.vector_norm(g)), dist, dist, False)
+        hops.append(hop)
+        if on_hop is not None:
+            on_hop(hop, token)
+    return hops

@@ -1,0 +1,150 @@
+"""RR-DU's noise (Lamri & Maniatakos 2025, Cor. 5.2, eq. 18) and its nominal epsilon.
+
+Cor. 5.2 gives only the scaling sigma = Theta((L/epsilon) sqrt(p T_u ln(1/delta) ln N / N)); the constant
+is taken as 1 (spec 2.5, A4):
+
+    sigma = (L / epsilon) sqrt(p T_u ln(1/delta) ln N / N)
+
+which does not depend on the forget-set size m. The epsilon that a sigma certifies is logged under three
+accountants (spec 2.5), each on the RDP curve of the Poisson-subsampled Gaussian from Opacus
+(`compute_rdp`, Mironov, Talwar & Zhang 2019):
+
+- A: the u-visits as Poisson subsampling at rate q = p, noise multiplier z = sigma / L, T_u compositions;
+- B: A's RDP curve times the network-amplification factor ln N / N (Lemma A.11 with C = 1);
+- C: Lemma A.11's linear curve alpha L^2 p T_u ln N / (sigma^2 N) (C = 1, M = p T_u visits).
+
+Each is converted to (epsilon, delta) twice: by the library (`get_privacy_spent`, the tighter conversion of
+Balle et al. 2020) and by the classic min_alpha RDP(alpha) + ln(1/delta)/(alpha - 1) (Mironov 2017, Prop. 3),
+at the integer orders 2..256; the spec's and the paper-derived numbers use the classic one (C: over real
+alpha, a + 2 sqrt(a ln(1/delta))).
+
+All of them assume Alg. 4's plain step theta + eta (g_u + Z), whose sensitivity is eta L m / n_u. Under the
+default Adam semantics (spec 2.4) the un-noised ascent gradient also enters Adam's moments, so
+post-processing does not cover the run: the value is a *nominal* epsilon, a certificate only for the
+`sgd_literal` mode. Hence LABEL.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .search import finite, integer, probability
+
+LABEL = "nominal epsilon (Alg. 4 SGD semantics)"
+WHY = ("the accountant assumes Alg. 4's plain step theta + eta (g_u + Z); under Adam semantics the un-noised "
+       "ascent gradient stays in Adam's moments, so only the sgd_literal mode is certified")
+ORDERS = tuple(range(2, 257))  # integer Renyi orders of the spec's accountant (spec 2.5)
+
+
+def check_p(p: float) -> float:
+    """Routing probability toward u: p in [0, 1] (p = 0 is Table 3's fine-tuning row)."""
+    return finite("p", p, 0.0, strict=False, high=1.0, high_strict=False)
+
+
+def check_rho(rho: float | None) -> float | None:
+    """Trust-region radius: > 0, or None for no projection (Table 3's rho = infinity)."""
+    return None if rho is None else finite("rho", rho, 0.0)
+
+
+def _common(L: float, delta: float, p: float, T_u: int, N: int) -> tuple[float, float, float, int, int]:
+    return (finite("L", L, 0.0), probability("delta", delta), check_p(p), integer("T_u", T_u),
+            integer("N (clients)", N, 2))
+
+
+def sigma_closed_form(L: float, epsilon: float, delta: float, p: float = 0.1, T_u: int = 100,
+                      N: int = 10) -> float:
+    """Cor. 5.2 (eq. 18) with constant 1: (L/epsilon) sqrt(p T_u ln(1/delta) ln N / N)."""
+    L, delta, p, T_u, N = _common(L, delta, p, T_u, N)
+    epsilon = finite("epsilon", epsilon, 0.0)
+    return (L / epsilon) * math.sqrt(p * T_u * math.log(1 / delta) * math.log(N) / N)
+
+
+def rdp_subsampled_gaussian(q: float, z: float, steps: int, orders=ORDERS) -> list[float]:
+    """The library's RDP of `steps` compositions of the Poisson-subsampled Gaussian (rate q, multiplier z)."""
+    from opacus.accountants.analysis.rdp import compute_rdp
+
+    return [float(r) for r in compute_rdp(q=q, noise_multiplier=z, steps=steps, orders=list(orders))]
+
+
+def classic_epsilon(rdp, delta: float, orders=ORDERS) -> float:
+    """min over orders of RDP(alpha) + ln(1/delta) / (alpha - 1) (Mironov 2017, Prop. 3; paper Prop. A.8)."""
+    return min(r + math.log(1 / delta) / (a - 1) for r, a in zip(rdp, orders))
+
+
+def library_epsilon(rdp, delta: float, orders=ORDERS) -> float:
+    """Opacus's conversion of an RDP curve (Balle et al. 2020), never larger than the classic one."""
+    import warnings
+
+    from opacus.accountants.analysis.rdp import get_privacy_spent
+
+    with warnings.catch_warnings():  # "optimal order is the largest alpha": the classic value is logged too
+        warnings.simplefilter("ignore", UserWarning)
+        eps, _ = get_privacy_spent(orders=list(orders), rdp=list(rdp), delta=delta)
+    return float(eps)
+
+
+@dataclass(frozen=True)
+class NominalEpsilon:
+    """The epsilon a sigma gives under accountants A, B and C (spec 2.5), each by two conversions."""
+
+    sigma: float
+    a_library: float
+    a_classic: float
+    b_library: float
+    b_classic: float
+    c_library: float
+    c_classic: float
+    label: str = LABEL
+
+    def as_dict(self) -> dict[str, float | str]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+    def line(self) -> str:
+        return (f"{self.label} for sigma = {self.sigma:.6g}: A (subsampled Gaussian, q = p) {self.a_library:.4f} "
+                f"library / {self.a_classic:.4f} classic; B (A x ln N/N) {self.b_library:.4f} / "
+                f"{self.b_classic:.4f}; C (Lemma A.11, C = 1) {self.c_library:.4f} / {self.c_classic:.4f}")
+
+
+def nominal_epsilon(sigma: float, L: float, delta: float, p: float = 0.1, T_u: int = 100,
+                    N: int = 10) -> NominalEpsilon:
+    """Accountants A, B and C of spec 2.5 for noise std `sigma` (sigma > 0; p = 0 spends nothing)."""
+    L, delta, p, T_u, N = _common(L, delta, p, T_u, N)
+    sigma = finite("sigma", sigma, 0.0)
+    rdp_a = rdp_subsampled_gaussian(p, sigma / L, T_u) if p > 0 else [0.0] * len(ORDERS)
+    net = math.log(N) / N
+    rdp_b = [net * r for r in rdp_a]
+    a = L * L * p * T_u * math.log(N) / (sigma * sigma * N)      # Lemma A.11: RDP(alpha) = a alpha
+    rdp_c = [a * alpha for alpha in ORDERS]
+    c_classic = a + 2 * math.sqrt(a * math.log(1 / delta))        # min over real alpha > 1
+    return NominalEpsilon(sigma, library_epsilon(rdp_a, delta), classic_epsilon(rdp_a, delta),
+                          library_epsilon(rdp_b, delta), classic_epsilon(rdp_b, delta),
+                          library_epsilon(rdp_c, delta), c_classic)
+
+
+def dpsgd_noise_multiplier(sample_rate: float, steps: int, epsilon: float = 1.0,
+                           delta: float = 1e-5) -> tuple[float, float]:
+    """DP-SGD's noise multiplier z for (epsilon, delta) after `steps` Poisson-subsampled steps: (library,
+    classic). Library: Opacus `get_noise_multiplier` (RDP accountant, its default orders and conversion, the
+    certificate the baseline runs with); classic: the least z whose classic conversion at orders 2..256 is
+    <= epsilon (the spec's 1.096 at q = 256/60000, 100 steps, (1, 1e-5))."""
+    from opacus.accountants.utils import get_noise_multiplier
+    from scipy.optimize import brentq
+
+    q = finite("sample_rate", sample_rate, 0.0, high=1.0, high_strict=False)
+    steps = integer("steps", steps)
+    epsilon = finite("epsilon", epsilon, 0.0)
+    delta = probability("delta", delta)
+    lib = float(get_noise_multiplier(target_epsilon=epsilon, target_delta=delta, sample_rate=q, steps=steps,
+                                     accountant="rdp", epsilon_tolerance=1e-3))
+
+    def excess(z: float) -> float:
+        return classic_epsilon(rdp_subsampled_gaussian(q, z, steps), delta) - epsilon
+
+    hi = 1.0
+    while excess(hi) > 0:
+        hi *= 2
+        if hi > 1e6:
+            raise ValueError(f"epsilon = {epsilon}: no noise multiplier <= 1e6 reaches it")
+    classic = brentq(excess, 1e-3, hi, xtol=1e-6)
+    return lib, float(classic + 1e-6)  # the bracket's safe side (classic epsilon <= target)
