@@ -6,5 +6,6 @@ names no paper.
 """
 
 PAPERS = ("spine", "pdudt", "sglu")  # in the front page's order
-# cdfl has commands (cdfl-certify) but no report yet: it joins PAPERS, and the front page, with its summary
-EXPERIMENTS = (*PAPERS, "cdfl", "common")
+# cdfl and r2d have commands (cdfl-certify, r2d-certify) but no report yet: each joins PAPERS, and the
+# front page, with its summary
+EXPERIMENTS = (*PAPERS, "cdfl", "r2d", "common")
