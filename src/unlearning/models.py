@@ -89,3 +89,74 @@ class FLNet(nn.Module):
 
     def forward(self, x):
         return self.net(x)
+
+
+class SmeLU(nn.Module):
+    """Smooth ReLU (Shamir et al. 2020): 0 for x <= -beta, (x + beta)^2 / (4 beta) for |x| <= beta, x for x >= beta.
+    Continuously differentiable, so the network is L-smooth where ReLU is not (Mu & Klabjan 2025, Section 4)."""
+
+    def __init__(self, beta: float = 0.5):
+        super().__init__()
+        if not beta > 0:
+            raise ValueError(f"beta = {beta!r}: valid: a number > 0")
+        self.beta = float(beta)
+
+    def forward(self, x):
+        b = self.beta
+        c = x.clamp(-b, b)
+        return (c + b) ** 2 / (4 * b) + (x - c).clamp(min=0)
+
+
+class SmeluMLP(nn.Module):
+    """Fully connected layers of `widths` (in, hidden..., out) with SmeLU between them, no normalisation or dropout
+    (467 -> 2048 -> 512 -> 256 -> 128 -> 2: 2,172,034 parameters, Mu & Klabjan 2025, Table 4)."""
+
+    def __init__(self, widths: tuple[int, ...] = (467, 2048, 512, 256, 128, 2), beta: float = 0.5):
+        super().__init__()
+        layers: list[nn.Module] = [nn.Flatten()]
+        for i, (a, b) in enumerate(zip(widths, widths[1:])):
+            if i:
+                layers.append(SmeLU(beta))
+            layers.append(nn.Linear(a, b))
+        self.net = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class _SmoothPreActBlock(nn.Module):
+    """Pre-activation basic block without normalisation: out = SmeLU(x); shortcut = 1x1 conv(out) when the shape
+    changes, else x; return conv2(SmeLU(conv1(out))) + shortcut."""
+
+    def __init__(self, cin: int, cout: int, stride: int, beta: float):
+        super().__init__()
+        self.act1, self.act2 = SmeLU(beta), SmeLU(beta)
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride=stride, padding=1, bias=False)
+        self.conv2 = nn.Conv2d(cout, cout, 3, stride=1, padding=1, bias=False)
+        self.shortcut = (nn.Conv2d(cin, cout, 1, stride=stride, bias=False) if stride != 1 or cin != cout else None)
+
+    def forward(self, x):
+        out = self.act1(x)
+        short = self.shortcut(out) if self.shortcut is not None else x
+        return self.conv2(self.act2(self.conv1(out))) + short
+
+
+class SmoothResNet18(nn.Module):
+    """ResNet-18 for 32x32 inputs without BatchNorm and with SmeLU (Mu & Klabjan 2025, Section 4): a 3x3 stem conv
+    (no bias, no max-pool), pre-activation blocks [2, 2, 2, 2] of widths 64/128/256/512 and strides 1/2/2/2 (the
+    first block's pre-activation is the SmeLU after the stem), 4x4 average pooling, Linear(512, classes).
+    11,160,258 parameters for 3 channels and 2 classes; no buffers."""
+
+    def __init__(self, in_channels: int = 3, classes: int = 2, beta: float = 0.5):
+        super().__init__()
+        self.stem = nn.Conv2d(in_channels, 64, 3, stride=1, padding=1, bias=False)
+        blocks, cin = [], 64
+        for cout, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
+            blocks += [_SmoothPreActBlock(cin, cout, stride, beta), _SmoothPreActBlock(cout, cout, 1, beta)]
+            cin = cout
+        self.blocks = nn.Sequential(*blocks)
+        self.fc = nn.Linear(512, classes)
+
+    def forward(self, x):
+        out = self.blocks(self.stem(x))
+        return self.fc(nn.functional.avg_pool2d(out, 4).flatten(1))

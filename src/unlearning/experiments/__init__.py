@@ -6,6 +6,6 @@ names no paper.
 """
 
 PAPERS = ("spine", "pdudt", "sglu")  # in the front page's order
-# cdfl and rrdu have commands (cdfl-certify, rrdu-certify) but no report yet: each joins PAPERS, and the
-# front page, with its summary
-EXPERIMENTS = (*PAPERS, "cdfl", "rrdu", "common")
+# cdfl, rrdu and r2d have commands (cdfl-certify, rrdu-certify, r2d-certify) but no report yet: each joins
+# PAPERS, and the front page, with its summary
+EXPERIMENTS = (*PAPERS, "cdfl", "rrdu", "r2d", "common")
