@@ -75,7 +75,7 @@ class ClassifierAttack:
         x = np.concatenate([members, others])
         y = np.concatenate([np.ones(len(members)), np.zeros(len(others))])
         self.model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=self.max_iter,
-                                                                        random_state=self.seed))
+                                                                        random_state=self.seed % 2**32))
         self.model.fit(x, y)
         return self
 
