@@ -49,3 +49,56 @@ def test_cell_outside_the_grid_names_the_key(tiny, tmp_path):
     with pytest.raises(KeyError, match="cdfl.topology.kinds: 'erdos_renyi' is not in it; valid: ring"):
         steps.step_cell(params, "synthetic", "iid", "erdos_renyi", 0, features, str(tmp_path / "x"),
                         str(tmp_path / "t"))
+
+
+def test_report_tables_statuses_and_summary(cell, tmp_path):
+    from unlearning.experiments.cdfl import report
+    from unlearning.report.compare import kind
+
+    params, _, out = cell
+    report.write_report(params, [str(out / "cell.json")], [str(out / "t.json")], {"mnist": "not on disk"},
+                        str(tmp_path))
+    assert (tmp_path / "index.md").is_file() and (tmp_path / "index.html").is_file()
+    import pandas as pd
+
+    t1 = pd.read_csv(tmp_path / "table1.csv", keep_default_na=False)
+    assert set(t1.dataset) == {"cifar10", "mnist", "fashion_mnist"}
+    assert (t1[t1.dataset == "mnist"].status == "missing: not on disk").all()
+    # the tiny grid runs synthetic data only: the paper's datasets without results are missing, with the reason
+    assert all(kind(s) == "missing" for s in t1.status)
+    summary = report.summary(tmp_path)
+    assert summary.folder == "cdfl" and summary.counts["missing"] == 4 * 2 * 3 * 4
+    md = (tmp_path / "index.md").read_text()
+    assert "Client-wise removal" in md and "not built yet" in md and "Choices where the paper is silent" in md
+
+
+def test_report_cell_rows_gate_mia_and_gap():
+    """A hand-made cell: the gap's status against the paper's, MIA not gated below 2s = 1000, gated above."""
+    import pandas as pd
+
+    from unlearning.experiments.cdfl.report import GATE_MIN, cell_rows
+
+    def mia(acc, samples):
+        return {"accuracy": acc, "samples": samples, "ci_low": acc - 4, "ci_high": acc + 4}
+
+    def cell(rt, du, samples):
+        point = {"test_accuracy": rt, "class_accuracy": 0.0}
+        return {"granularities": {"sample": {
+            "rt": {"best": point, "mia": mia(50.5, samples)},
+            "du": {"after_correction": {"test_accuracy": du - 1, "class_accuracy": 1.0},
+                   "after_finetune": {"test_accuracy": du, "class_accuracy": 2.0}, "diverged": None,
+                   "mia": mia(52.0, samples)},
+            "original": {"mia": mia(60.0, samples)}}}}
+
+    ref = pd.DataFrame([{"method": "rt", "test_acc": 84.24, "test_acc_std": 0.16, "mia_acc": 49.53,
+                         "mia_acc_std": 0.19}, {"method": "du", "test_acc": 84.40, "test_acc_std": 0.23,
+                                                "mia_acc": 50.0, "mia_acc_std": 0.58}])
+    rows = {r["metric"]: r for r in cell_rows([cell(83.0, 83.5, 600), cell(84.0, 84.2, 600)], "sample", ref)}
+    assert rows["RT test acc"]["status"] == "within"
+    assert rows["DU - RT gap"]["ours"] == pytest.approx(0.35) and rows["DU - RT gap"]["status"] == "within"
+    assert rows["DU - RT gap"]["z"] is not None
+    assert rows["MIA DU"]["status"].startswith("not gated")
+    assert rows["MIA original (before unlearning)"]["status"].startswith("attack signal: yes")
+    rows = {r["metric"]: r for r in cell_rows([cell(70.0, 60.0, GATE_MIN)], "sample", ref)}
+    assert rows["RT test acc"]["status"] == "outside" and rows["DU - RT gap"]["status"] == "outside"
+    assert rows["MIA DU"]["status"] == "within"
