@@ -113,7 +113,8 @@ def cell_rows(results: list[dict], granularity: str, ref: pd.DataFrame) -> list[
     return rows
 
 
-def build_table(table: str, results: list[dict], missing: dict[str, str], run_grid: set[tuple]) -> pd.DataFrame:
+def build_table(table: str, results: list[dict], missing: dict[str, str], run_grid: set[tuple],
+                datasets: list[str]) -> pd.DataFrame:
     granularity, part = SETTINGS[table]
     ref = read_reference("cdfl", table)
     rows = []
@@ -121,9 +122,10 @@ def build_table(table: str, results: list[dict], missing: dict[str, str], run_gr
         head = {"topology": topology, "dataset": dataset}
         mine = [r for r in results if (r["dataset"], r["partition"], r["topology"]) == (dataset, part, topology)]
         if dataset in missing or not mine:
-            reason = missing.get(dataset) or (f"not run: ({part}, {topology}) is not in cdfl.partition.kinds x "
-                                              "cdfl.topology.kinds" if (part, topology) not in run_grid
-                                              else f"no results file for {dataset}")
+            reason = missing.get(dataset) or (
+                f"not run: {dataset} is not in cdfl.datasets" if dataset not in datasets else
+                f"not run: ({part}, {topology}) is not in cdfl.partition.kinds x cdfl.topology.kinds"
+                if (part, topology) not in run_grid else f"no results file for {dataset}")
             for metric, key in (("RT test acc", "test_acc"), ("DU - RT gap", None), ("MIA DU", "mia_acc"),
                                 ("MIA RT", "mia_acc")):
                 method = "du" if metric == "MIA DU" else "rt"
@@ -209,7 +211,7 @@ def write_report(params: dict, result_files: list[str], timing_files: list[str],
     out.mkdir(parents=True, exist_ok=True)
     results, timings = _load(result_files), _load(timing_files)
     grid = {(p, t) for p in cfg["partition"]["kinds"] for t in cfg["topology"]["kinds"]}
-    tables = {name: build_table(name, results, missing, grid) for name in TABLES}
+    tables = {name: build_table(name, results, missing, grid, cfg["datasets"]) for name in TABLES}
     times = timing_table(results, timings)
     for name, df in (*tables.items(), ("timing", times)):
         with atomic_path(out / f"{name}.csv") as tmp:
