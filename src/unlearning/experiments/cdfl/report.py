@@ -54,7 +54,8 @@ def du_accuracy(cell: dict, granularity: str) -> tuple[float | None, dict | None
 def _mia_rows(cells: list[dict], who: str, paper: pd.Series | None, label: str) -> dict:
     mias = [c[who]["mia"] for c in cells if c[who]["mia"] is not None and c[who]["mia"]["accuracy"] is not None]
     if not mias:
-        reason = "DU diverged in fine-tuning" if who == "du" else "no attack evaluation set"
+        reasons = sorted({c[who]["mia"].get("reason") for c in cells if c[who]["mia"] is not None} - {None})
+        reason = "; ".join(reasons) or ("DU diverged in fine-tuning" if who == "du" else "no attack evaluation set")
         return {"metric": label, "status": missing_status(reason)}
     mean, std = _mean_std([m["accuracy"] for m in mias])
     samples = min(m["samples"] for m in mias)

@@ -160,16 +160,20 @@ def mia(setup: Setup, flat: torch.Tensor, retained_idx: torch.Tensor, forget_idx
     others = half_a[draw(len(half_a), n_fit, seed, "fit-nonmembers")]
     x, y, xt, yt = setup.data.x, setup.data.y, setup.x_test, setup.y_test
     dev = x.device
-    attack = ClassifierAttack(seed).fit({"member_probs": softmax(setup, flat, x[members.to(dev)]),
-                                         "member_labels": y[members.to(dev)].cpu(),
-                                         "nonmember_probs": softmax(setup, flat, xt[others.to(dev)]),
-                                         "nonmember_labels": yt[others.to(dev)].cpu()})
     pool = half_b
     if granularity == "class":
         pool = half_b[(yt.cpu()[half_b] == config(setup.params)["unlearn"]["class"])]
     ev_members, ev_others = balanced_eval_sets(forget_idx, pool, seed)
-    scores_in = attack.member_scores(softmax(setup, flat, x[ev_members.to(dev)]), y[ev_members.to(dev)].cpu())
-    scores_out = attack.member_scores(softmax(setup, flat, xt[ev_others.to(dev)]), yt[ev_others.to(dev)].cpu())
+    probs = {k: softmax(setup, flat, data[rows.to(dev)]) for k, data, rows in
+             (("fit_in", x, members), ("fit_out", xt, others), ("in", x, ev_members), ("out", xt, ev_others))}
+    if not all(bool(torch.isfinite(p).all()) for p in probs.values()):
+        return {"accuracy": None, "correct": 0, "samples": 2 * len(ev_members), "ci_low": None, "ci_high": None,
+                "gated": False, "fit_samples": 2 * n_fit, "reason": "the model's outputs are not finite"}
+    attack = ClassifierAttack(seed).fit({"member_probs": probs["fit_in"], "member_labels": y[members.to(dev)].cpu(),
+                                         "nonmember_probs": probs["fit_out"],
+                                         "nonmember_labels": yt[others.to(dev)].cpu()})
+    scores_in = attack.member_scores(probs["in"], y[ev_members.to(dev)].cpu())
+    scores_out = attack.member_scores(probs["out"], yt[ev_others.to(dev)].cpu())
     return {**attack.metrics(scores_in, scores_out), "fit_samples": 2 * n_fit}
 
 
