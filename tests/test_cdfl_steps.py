@@ -102,3 +102,16 @@ def test_report_cell_rows_gate_mia_and_gap():
     rows = {r["metric"]: r for r in cell_rows([cell(70.0, 60.0, GATE_MIN)], "sample", ref)}
     assert rows["RT test acc"]["status"] == "outside" and rows["DU - RT gap"]["status"] == "outside"
     assert rows["MIA DU"]["status"] == "within"
+
+
+def test_mia_of_a_model_with_non_finite_outputs_is_missing_with_its_reason(tiny):
+    import torch
+
+    params, features, _ = tiny
+    setup = steps.make_setup(params, "synthetic", "iid", "ring", 0, features)
+    idx = torch.cat(setup.data.indices)
+    halves = (torch.arange(0, 100), torch.arange(100, 200))
+    out = steps.mia(setup, setup.theta0 * 1e38 * 1e3, idx[20:], idx[:20], halves, "sample", 50, "du")
+    assert out["accuracy"] is None and out["reason"] == "the model's outputs are not finite"
+    fine = steps.mia(setup, setup.theta0, idx[20:], idx[:20], halves, "sample", 50, "du")
+    assert fine["accuracy"] is not None and fine["samples"] == 40 and fine["fit_samples"] == 100
