@@ -170,10 +170,9 @@ def choices(cfg: dict, results: list[dict]) -> list[str]:
         f"K = {t['rounds']} rounds (one K for every cell), {cfg['clients']} clients; at scale quick these are the "
         "quick-only settings (lr 0.1, batch 50, 300 images per client, K = 10, 1,000 test images), not the "
         "paper's lr 0.001 / batch 100.",
-        f"- Optimizer: {engine.get('optimizer', 'sgd')}; configured {t['optimizer']!r}. L2 in training: "
-        f"{engine.get('l2_trained', 0):g} (configured {t['l2']:g}). "
-        + (engine.get("l2_note") or "") + " The engine's optimizer / L2 support is pending (another change); "
-        "until it lands every run is plain SGD on cross-entropy.",
+        f"- Local optimizer: {engine.get('optimizer', 'sgd')} (cdfl.train.optimizer; the paper does not say), "
+        f"per-client state carried across rounds, kept by the clients through DU's fine-tuning, fresh for RT. "
+        f"L2 term in training and in DU's gradients: {engine.get('l2_trained', 0):g} (cdfl.train.l2).",
         f"- DU: curvature {u['curvature']}, damping {u['damping']:g}, noise {u['noise']} (C_eff {u['c_eff']:g}, "
         f"epsilon {u['epsilon']:g}, delta {u['delta']:g}), certified_noise_fix {u['certified_noise_fix']}, "
         f"{u['finetune_rounds']} fine-tuning round(s) on the retained data; its l2 equals the training loss's.",

@@ -180,13 +180,17 @@ def mia(setup: Setup, flat: torch.Tensor, retained_idx: torch.Tensor, forget_idx
 # ----------------------------------------------------------------------------------------------- training
 
 def run_rounds(setup: Setup, theta: torch.Tensor, data: ClientData, clients: list[int], sched: Schedule,
-               rounds: range, forget_idx: torch.Tensor) -> tuple[torch.Tensor, list[dict], torch.Tensor, float, int]:
+               rounds: range, forget_idx: torch.Tensor, state: dict) -> tuple[torch.Tensor, list[dict], torch.Tensor,
+                                                                               float, int]:
     """`rounds` of D-PSGD one at a time, the averaged model's metrics after each; returns the final models, the
     curve, the averaged model of the best round (test accuracy), the training wall time (evaluation excluded)
-    and the sample gradients."""
+    and the sample gradients. `state["opt"]` carries the clients' local optimizer state from round to round
+    (None: a fresh optimizer; plain SGD without L2 has none) and holds the last one afterwards."""
     curve, best, best_flat, seconds, grads = [], -1.0, theta.mean(0), 0.0, 0
     for t in rounds:
-        theta, tlog = train(setup.model, setup.spec, theta, data, clients, sched, range(t, t + 1), setup.strategy)
+        theta, tlog = train(setup.model, setup.spec, theta, data, clients, sched, range(t, t + 1), setup.strategy,
+                            opt_state=state.get("opt"))
+        state["opt"] = tlog.opt_state
         seconds += tlog.wall_time_s
         grads += tlog.grad_evals
         point = {"round": t + 1, **model_metrics(setup, theta.mean(0), forget_idx)}
@@ -197,19 +201,13 @@ def run_rounds(setup: Setup, theta: torch.Tensor, data: ClientData, clients: lis
 
 
 def du_config(setup: Setup, sched: Schedule) -> tuple[du.DUConfig, dict]:
-    """DU's settings from cdfl.unlearn; its l2 is the L2 strength the engine actually trains with (eq. 4): the
-    schedule's `l2` where the engine has one, else 0 (the engine's loss is plain cross-entropy)."""
-    cfg = config(setup.params)
-    u = cfg["unlearn"]
-    engine_l2 = getattr(sched, "l2", None)
-    l2 = float(engine_l2) if engine_l2 is not None else 0.0
-    du_cfg = du.DUConfig(curvature=u["curvature"], damping=u["damping"], l2=l2, noise=u["noise"],
+    """DU's settings from cdfl.unlearn; its l2 is the L2 strength the engine trains with (`sched.l2`, the
+    regularised loss of eq. 4), so that DU's gradients are those of the training loss."""
+    u = config(setup.params)["unlearn"]
+    du_cfg = du.DUConfig(curvature=u["curvature"], damping=u["damping"], l2=float(sched.l2), noise=u["noise"],
                          epsilon=u["epsilon"], delta=u["delta"], c_eff=u["c_eff"],
                          certified_noise_fix=u["certified_noise_fix"], seed=derive_seed(setup.seed, setup.name, "du"))
-    engine = {"optimizer": getattr(sched, "optimizer", None) or "sgd (the engine has no optimizer option yet)",
-              "l2_trained": l2, "l2_configured": cfg["train"]["l2"],
-              "l2_note": None if engine_l2 is not None else "the engine trains plain cross-entropy (no L2 term yet); "
-              "DU uses l2 = 0 to match it"}
+    engine = {"optimizer": sched.optimizer, "l2_trained": float(sched.l2), "l2_du": du_cfg.l2}
     return du_cfg, engine
 
 
@@ -227,8 +225,9 @@ def step_cell(params: dict, dataset: str, part: str, topology: str, seed: int, f
     theta0 = setup.theta0.expand(len(clients), -1).clone()
     all_idx = torch.cat(setup.data.indices)
     start = time.perf_counter()
+    orig_state: dict = {}
     orig, orig_curve, _, orig_s, orig_grads = run_rounds(setup, theta0, setup.data, clients, sched, range(rounds),
-                                                         all_idx[:0])
+                                                         all_idx[:0], orig_state)
     log.info("%s: original %d rounds, test accuracy %.2f %% (%.1f s)", setup.name, rounds,
              orig_curve[-1]["test_accuracy"], orig_s)
     graph = graph_for_round(sched.topology, sched.graph_nodes, sched.p_edge, sched.seed, rounds - 1)
@@ -252,13 +251,14 @@ def step_cell(params: dict, dataset: str, part: str, topology: str, seed: int, f
             if not bool(torch.isfinite(res.theta).all()):
                 raise Diverged(f"{setup.name}: DU's correction produced non-finite weights")
             tuned, ft_curve, _, ft_s, ft_grads = run_rounds(setup, res.theta, retained, clients, sched,
-                                                            range(rounds, rounds + ft_rounds), forget_idx)
+                                                            range(rounds, rounds + ft_rounds), forget_idx,
+                                                            dict(orig_state))  # the clients keep their state
         except Diverged as err:  # reported as the cell's result (no retuning per cell), not a crash
             log.warning("%s %s: DU diverged: %s", setup.name, granularity, err)
             diverged, tuned, ft_curve, ft_s, ft_grads = str(err), None, [], None, 0
         # RT: retrain from theta^0 on the retained data, best round
         _, rt_curve, rt_best, rt_s, rt_grads = run_rounds(setup, theta0, retained, clients, sched, range(rounds),
-                                                          forget_idx)
+                                                          forget_idx, {})  # a fresh optimizer
         best_round = max(range(len(rt_curve)), key=lambda k: (rt_curve[k]["test_accuracy"], -k))
         fit = cfg["eval"]["mia_fit"]
         cell = {
