@@ -16,6 +16,7 @@ include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/pdudt.smk"
 include: "workflow/rules/sglu.smk"
+include: "workflow/rules/cdfl.smk"
 
 
 wildcard_constraints:
@@ -29,6 +30,7 @@ rule all:
         "reports/spine/metrics.csv",
         "reports/pdudt/index.md",
         "reports/sglu/index.md",
+        "reports/cdfl/index.md",
     default_target: True
 
 
@@ -42,7 +44,8 @@ localrules:
 
 rule data:
     input:
-        sorted({features_path(e) for e in ["spine", *PDUDT_EXPS]}),
+        sorted({features_path(e) for e in ["spine", *PDUDT_EXPS]}
+               | {f"data/features/{d}.safetensors" for d in CDFL_RUN}),
         [f"data/processed/{d}.safetensors" for d in SGLU_TRAINED],
 
 
@@ -51,3 +54,4 @@ rule experiments:
         rules.report.input,
         rules.pdudt_report.input,
         rules.sglu_report.input,
+        rules.cdfl_report.input,

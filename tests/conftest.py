@@ -96,6 +96,12 @@ def tiny_params(params: dict) -> dict:
     sglu["fig3d"].update(sigmas=[0.5, 1.0], batch_sizes=[32, "full"], requests=3)
     sglu["fig3c"].update(sigmas=[0.5, 1.0], batch_sizes=[32, "full"], projection=[True, False], trials=None)
     sglu["baselines"].update(d2d_burn_in=30, lu_burn_in=30)
+    cdfl = params["cdfl"]
+    cdfl.update(datasets=["synthetic"], models={"synthetic": "mlp"}, clients=4, seeds=[0], quick={}, paper={})
+    cdfl["partition"].update(kinds=["iid"], train_per_client=40, min_size=10)
+    cdfl["topology"].update(kinds=["ring"])
+    cdfl["train"].update(rounds=3, batch_size=16, lr=0.1)
+    cdfl["eval"].update(test_images=200, mia_fit=50)
     return params
 
 

@@ -285,6 +285,21 @@ def test_partition_dirichlet_small_alpha_is_more_skewed():
     assert even < 0.2
 
 
+def test_partition_dirichlet_min_size_resamples():
+    """alpha 0.3 over 3,000 samples: the first draw leaves some client below 100; min_size redraws until none is,
+    still a partition of the pool; min_size 0 keeps the first draw; an impossible min_size names the key."""
+    labels = torch.from_numpy(np.random.default_rng(7).integers(0, 10, size=3000))
+    first = partition(labels, 10, "dirichlet", seed=0, alpha=0.3)
+    assert min(len(s) for s in first) < 100
+    assert all(torch.equal(a, b) for a, b in zip(first, partition(labels, 10, "dirichlet", seed=0, alpha=0.3,
+                                                                  min_size=0)))
+    shares = partition(labels, 10, "dirichlet", seed=0, alpha=0.3, min_size=100)
+    assert min(len(s) for s in shares) >= 100
+    assert torch.equal(torch.cat(shares).sort().values, torch.arange(3000))
+    with pytest.raises(ValueError, match="min_size = 400: 10 clients x 400 exceeds the 3000 samples"):
+        partition(labels, 10, "dirichlet", seed=0, alpha=0.3, min_size=400)
+
+
 def test_partition_unknown_kind_raises():
     with pytest.raises(ValueError, match="valid: iid, dirichlet, by_class"):
         partition(_balanced_labels(), 10, "shards", seed=0)

@@ -90,7 +90,8 @@ def test_repro_builds_from_scratch_then_does_nothing(repo):
     assert {"pretrain", "unlearn", "evaluate", "pdudt_variants", "sglu_run", "report"} <= jobs_run(first)
     result = json.loads((repo / "results" / "spine" / "retrain.json").read_text())
     assert result["config"]["scale"] == "quick" and len(result["config"]["sha256"]) == 16
-    for report in ("reports/spine/index.md", "reports/pdudt/index.md", "reports/sglu/index.md"):
+    for report in ("reports/spine/index.md", "reports/pdudt/index.md", "reports/sglu/index.md",
+                   "reports/cdfl/index.md"):
         assert f"Scale `quick`, configuration `{result['config']['sha256']}`" in (repo / report).read_text()
     second = run(repo, "dvc", "repro")
     assert "Data and pipelines are up to date" in second and not jobs_run(second)

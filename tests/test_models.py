@@ -10,9 +10,11 @@ from torch.func import functional_call, vmap
 from unlearning.models import MODELS, build_model
 from unlearning.train.flat import FlatSpec
 
-SHAPES = {"logreg": (1, 28, 28), "mlp": (1, 28, 28), "cnn": (1, 28, 28), "resnet18": (3, 32, 32)}
+SHAPES = {"logreg": (1, 28, 28), "mlp": (1, 28, 28), "cnn": (1, 28, 28), "cnn_small": (1, 28, 28),
+          "resnet18": (3, 32, 32)}
 # ResNet-18 is fully convolutional up to its adaptive pooling: 8x8 inputs keep the forward passes fast.
-INPUTS = {"logreg": (1, 28, 28), "mlp": (1, 28, 28), "cnn": (1, 28, 28), "resnet18": (3, 8, 8)}
+INPUTS = {"logreg": (1, 28, 28), "mlp": (1, 28, 28), "cnn": (1, 28, 28), "cnn_small": (1, 28, 28),
+          "resnet18": (3, 8, 8)}
 CLIENTS = 3
 
 
@@ -26,7 +28,7 @@ def _clients(name: str) -> list[nn.Module]:
 
 
 def test_models_cover_the_documented_names():
-    assert MODELS == ("logreg", "mlp", "cnn", "resnet18")
+    assert MODELS == ("logreg", "mlp", "cnn", "cnn_small", "resnet18")
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -113,6 +115,14 @@ def test_cnn_has_the_spec_parameter_count():
     model = build_model("cnn", (1, 28, 28), 10)
     assert sum(p.numel() for p in model.parameters()) == 582_026
     assert FlatSpec.of(model).dim == 582_026
+
+
+def test_cnn_small_has_the_spec_parameter_count():
+    """The small F-MNIST CNN (Wu et al. 2026's setting; 10x1x5x5+10 + 20x10x5x5+20 + 320x50+50 + 50x10+10)."""
+    model = build_model("cnn_small", (1, 28, 28), 10)
+    assert FlatSpec.of(model).dim == 260 + 5_020 + 16_050 + 510 == 21_840
+    with torch.no_grad():
+        assert model(torch.randn(2, 1, 28, 28)).shape == (2, 10)
 
 
 def test_resnet18_has_the_spec_parameter_count():

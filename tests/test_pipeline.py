@@ -31,6 +31,7 @@ def deterministic_files(workdir: Path) -> dict[str, bytes]:
                                                                               "gaps")]
     files += [workdir / "reports" / "sglu" / f"{name}.csv" for name in ("table3", "fig3a", "fig3b", "fig3c", "fig3d",
                                                                              "claims")]
+    files += [workdir / "reports" / "cdfl" / f"table{k}.csv" for k in (1, 2, 3, 4)]
     return {str(f.relative_to(workdir)): f.read_bytes() for f in files}
 
 
@@ -57,7 +58,7 @@ def test_front_page_leads_to_every_report(two_runs):
     a, _ = two_runs
     front = (a / "reports" / "index.md").read_text()
     front_html = (a / "reports" / "index.html").read_text()
-    for paper in ("spine", "pdudt", "sglu"):
+    for paper in ("spine", "pdudt", "sglu", "cdfl"):
         assert f"]({paper}/index.md)" in front and f"href='{paper}/index.html'" in front_html
         page = (a / "reports" / paper / "index.html").read_text()
         assert page.startswith("<!doctype html>") and "<table" in page
@@ -80,6 +81,16 @@ def test_end_to_end_runs_sglu(two_runs):
     cells = json.loads((a / "results" / "sglu" / "synthetic" / "fig3c.json").read_text())["rows"]
     assert len(cells) == 2 * 2 * 2  # b x sigma x projection
     assert not (a / "results" / "sglu" / "mnist" / "fig3a.json").exists()
+
+
+def test_end_to_end_runs_cdfl(two_runs):
+    a, _ = two_runs
+    report = (a / "reports" / "cdfl" / "index.md").read_text()
+    for heading in ("Table I", "Table II", "Table III", "Table IV", "Missing", "Choices where the paper is silent"):
+        assert f"## {heading}" in report
+    cell = json.loads((a / "results" / "cdfl" / "synthetic" / "iid_ring_s0.json").read_text())
+    assert set(cell["granularities"]) == {"sample", "class"} and cell["rounds"] == 3
+    assert "not in cdfl.datasets" in (a / "reports" / "cdfl" / "table1.csv").read_text()
 
 
 def test_end_to_end_runs_pdudt(two_runs):

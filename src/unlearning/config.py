@@ -23,7 +23,7 @@ DATASET_INFO = {  # classes, image shape (C, H, W), official train size
     "svhn": (10, (3, 32, 32), 73257),
     "synthetic": (10, (1, 28, 28), 2000),
 }
-MODELS_FOR_28X28_ONLY = ("cnn",)
+MODELS_FOR_28X28_ONLY = ("cnn", "cnn_small")
 # Sample gradients per second for the time estimate of a large run: the recorded paper-scale PDUDT retrain
 # (MLP 784-128-10, 100 rounds x 9 clients x 6000 samples = 5.4e6 in 44 s on 2 CPU cores). Convolutional
 # models are slower, a GPU faster: the estimate is an order of magnitude, which is all the warning needs.
@@ -254,7 +254,7 @@ def _check_pdudt(cfg: dict, key: str, source: str) -> None:
     for dataset in cfg["datasets"]:
         if dataset not in cfg["models"]:
             raise ParamsError(f"{source}: {key}.models: no model for dataset {dataset!r}; valid: a mapping "
-                              f"dataset -> one of logreg, mlp, cnn, resnet18")
+                              f"dataset -> one of logreg, mlp, cnn, cnn_small, resnet18")
     if cfg["forget"]["kind"] != "client":
         raise ParamsError(f"{source}: {key}.forget.kind: PDUDT removes one client; valid: client")
     if cfg["train"]["mixing"] != "gradient":
@@ -318,7 +318,7 @@ def _check_cdfl(cfg: dict, source: str) -> None:
     for dataset in cfg["datasets"]:
         if dataset not in cfg["models"]:
             raise ParamsError(f"{source}: cdfl.models: no model for dataset {dataset!r}; valid: add {dataset}: one of "
-                              "logreg, mlp, cnn, resnet18")
+                              "logreg, mlp, cnn, cnn_small, resnet18")
         classes, shape, train_size = DATASET_INFO[dataset]
         if unlearn["class"] >= classes:
             raise ParamsError(f"{source}: cdfl.unlearn.class: {unlearn['class']} is not a class of {dataset}; "

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from torch import nn
 
-MODELS = ("logreg", "mlp", "cnn", "resnet18")
+MODELS = ("logreg", "mlp", "cnn", "cnn_small", "resnet18")
 
 
 class LogisticRegression(nn.Module):
@@ -47,6 +47,23 @@ class CNN(nn.Module):
         return self.net(x)
 
 
+class SmallCNN(nn.Module):
+    """The small CNN for 28x28 images (21,840 parameters, no dropout): Conv(1->10, 5x5) -> MaxPool2 -> ReLU ->
+    Conv(10->20, 5x5) -> MaxPool2 -> ReLU -> Flatten(320) -> Linear(320, 50) -> ReLU -> Linear(50, 10), the
+    PyTorch MNIST example without dropout; a concrete choice for Wu et al. 2026's unspecified "CNN model"."""
+
+    def __init__(self, in_channels: int = 1, classes: int = 10):
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.Conv2d(in_channels, 10, 5), nn.MaxPool2d(2), nn.ReLU(),
+            nn.Conv2d(10, 20, 5), nn.MaxPool2d(2), nn.ReLU(),
+            nn.Flatten(), nn.Linear(320, 50), nn.ReLU(), nn.Linear(50, classes),
+        )
+
+    def forward(self, x):
+        return self.net(x)
+
+
 def resnet18_cifar(in_channels: int = 3, classes: int = 10, groups: int = 2) -> nn.Module:
     """torchvision's ResNet-18 with the CIFAR stem (3x3 stride-1 conv, no max-pool) and GroupNorm."""
     from torchvision.models.resnet import BasicBlock, ResNet  # torchvision costs ~2 s at start-up
@@ -67,6 +84,8 @@ def build_model(name: str, shape: tuple[int, int, int], classes: int, mlp_hidden
         return MLP(in_features, mlp_hidden, classes)
     if name == "cnn":
         return CNN(shape[0], classes)
+    if name == "cnn_small":
+        return SmallCNN(shape[0], classes)
     if name == "resnet18":
         return resnet18_cifar(shape[0], classes)
     raise ValueError(f"model {name!r}: unknown; valid: {', '.join(MODELS)}")

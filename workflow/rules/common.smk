@@ -217,3 +217,36 @@ def sglu_missing_args():
     if not SGLU_MISSING:
         return ""
     return "--missing " + " ".join(shlex.quote(f"{d}={r}") for d, r in SGLU_MISSING.items())
+
+
+# --- CDFL: one cell per (dataset on disk, partition, topology, seed); the others show as missing ---
+CDFL = section_config(config, "cdfl")
+CDFL_CODE = code("unlearning.experiments.cdfl.steps")
+CDFL_MISSING = {
+    d: reason
+    for d in CDFL["datasets"]
+    if (reason := missing_reason(d, config["data"]["raw_root"], f"data/processed/{d}.safetensors"))
+}
+CDFL_RUN = [d for d in CDFL["datasets"] if d not in CDFL_MISSING]
+CDFL_CELLS = [f"{d}/{p}_{t}_s{s}" for d in CDFL_RUN for p in CDFL["partition"]["kinds"]
+              for t in CDFL["topology"]["kinds"] for s in CDFL["seeds"]]
+
+
+def cdfl_cell_params(dataset):
+    """What a cell reads: its model and every training, unlearning and evaluation setting."""
+    return {"model": CDFL["models"][dataset],
+            **{k: CDFL[k] for k in ("clients", "partition", "topology", "train", "unlearn", "eval", "seeds")}}
+
+
+def cdfl_results():
+    return [f"results/cdfl/{c}.json" for c in CDFL_CELLS]
+
+
+def cdfl_timings():
+    return [f"timings/cdfl/{c}.json" for c in CDFL_CELLS]
+
+
+def cdfl_missing_args():
+    if not CDFL_MISSING:
+        return ""
+    return "--missing " + " ".join(shlex.quote(f"{d}={r}") for d, r in CDFL_MISSING.items())

@@ -7,6 +7,7 @@ rule provenance:
         pdudt_results(),
         [f"results/sglu/{d}/accounting.json" for d in SGLU["datasets"]],
         [f"results/sglu/{d}/{f}.json" for f in ("fig3a", "fig3c") for d in SGLU_TRAINED],
+        cdfl_results(),
     output:
         "reports/provenance.json",
     log:
@@ -45,6 +46,8 @@ rule index:
         [f"reports/pdudt/{t}.csv" for t in ("table2", "table3", "figure1", "figure2", "subsequent", "gaps")],
         "reports/sglu/index.md",
         [f"reports/sglu/{t}.csv" for t in ("table3", "fig3a", "fig3b", "fig3c", "fig3d", "claims")],
+        "reports/cdfl/index.md",
+        [f"reports/cdfl/{t}.csv" for t in ("table1", "table2", "table3", "table4", "timing")],
     output:
         md="reports/index.md",
         html=report("reports/index.html", caption="../report/index.rst", category="Reports"),

@@ -5,6 +5,8 @@ membership scores (`member_scores`: higher = more likely a member), and turns th
 non-members into its metrics (`metrics`). A new attack is one class with these three methods.
 
 - `LossThreshold` (Yeom et al. 2018): nothing to fit; outputs are per-sample losses; metric: ROC AUC.
+- `ClassifierAttack`: a logistic regression on [loss, p_y, max p, entropy] calibrated on the target model
+  (retained training data vs held-out data); metric: balanced accuracy with its 95 % binomial interval.
 - `ShadowModels` (Shokri et al. 2017): per-class random forests fitted on shadow models' softmax vectors;
   outputs are softmax vectors; metrics over balanced resamples (`shadow.repeated_attack`).
 """
@@ -16,10 +18,11 @@ from typing import Protocol
 import numpy as np
 import torch
 
+from .classifier import ClassifierAttack
 from .loss_threshold import LossThreshold
 from .shadow import ShadowModels
 
-__all__ = ["Attack", "LossThreshold", "ShadowModels"]
+__all__ = ["Attack", "ClassifierAttack", "LossThreshold", "ShadowModels"]
 
 
 class Attack(Protocol):

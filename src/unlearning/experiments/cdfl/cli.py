@@ -1,8 +1,10 @@
-"""CDFL's commands: cdfl-certify (no params.yaml). The steps, report and tables come later (issue 12)."""
+"""CDFL's commands: cdfl-certify (no params.yaml), cdfl-cell (one cell of Tables I-IV) and cdfl-report."""
 
 from __future__ import annotations
 
 import argparse
+
+from ..common.cli import add_file_options
 
 # the argument named at the start of a privacy.du_noise error -> the flag that gave it
 FLAGS = {"epsilon": "--epsilon", "delta": "--delta", "lambda": "--lam", "M": "--M", "L": "--L",
@@ -30,6 +32,31 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
                        ("--clients-total", "N for the final-model noise (Algorithm 1's 1/N)")):
         c.add_argument(flag, help=text)
     c.add_argument("--certified-noise-fix", action="store_true", help="scale nu_c by N/sqrt(|C|) (final std sigma)")
+    s = sub.add_parser("cdfl-cell", parents=[common], help="CDFL: one (dataset, partition, topology, seed) cell of "
+                       "Tables I-IV: original, DU and RT, sample- and class-wise (see experiments/cdfl/steps.py)")
+    s.set_defaults(run=run)
+    for flag in ("--dataset", "--partition", "--topology"):
+        s.add_argument(flag, required=True)
+    s.add_argument("--seed", type=int, required=True)
+    add_file_options(s, ["--features", "--out", "--timing"])
+    s = sub.add_parser("cdfl-report", parents=[common], help="CDFL: Tables I-IV against the paper")
+    s.set_defaults(run=run)
+    s.add_argument("--results", nargs="*", default=[])
+    s.add_argument("--timings", nargs="*", default=[])
+    s.add_argument("--missing", nargs="*", default=[], help="dataset=reason for each dataset not run")
+    s.add_argument("--out-dir", required=True)
+
+
+def run(params: dict, a) -> None:
+    if a.step == "cdfl-report":
+        from . import report
+
+        missing = dict(item.split("=", 1) for item in a.missing)
+        report.write_report(params, a.results, a.timings, missing, a.out_dir)
+        return
+    from . import steps
+
+    steps.step_cell(params, a.dataset, a.partition, a.topology, a.seed, a.features, a.out, a.timing)
 
 
 def _number(flag: str, text: str | None, default: float | None = None) -> float | None:

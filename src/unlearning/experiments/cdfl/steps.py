@@ -1,0 +1,306 @@
+"""The CDFL experiment's step (Wu et al. 2026, Sec. VI, Tables I-IV): one cell = (dataset, partition, topology, seed).
+
+In one cell, on a fixed graph (Ring, or Erdos-Renyi resampled until connected; Metropolis-Hastings weights):
+1. the original models: K rounds of model-mixing D-PSGD (x <- W x - lr g, one local epoch per round) from one
+   initialisation shared by every client, on all the data;
+2. for each granularity (sample: a random `sample_fraction` of every client's data; class: every client's samples
+   of `unlearn.class`), with the same forget set for both methods:
+   - DU: Algorithm 1 at the round-K models (methods/du.py: Fisher or Hessian, the noise, flooding, 1/N), then
+     `finetune_rounds` rounds of D-PSGD on the retained data (Remark 1);
+   - RT: retraining from the same initialisation, seed and graph without the removed data for K rounds; its test
+     accuracy is the best over the K rounds, its model the one of that round (Sec. VI-A, "best test accuracy");
+3. metrics of the averaged model: test accuracy, test accuracy on the removed class (class 0), accuracy on the
+   forget set; the classifier MIA (evaluate/attacks/classifier.py) of the original model, of DU after
+   fine-tuning and of RT at its best round; DU's and RT's wall time measured the same way (training and
+   unlearning computation, evaluation excluded); DU's messages and floats sent.
+
+The results file is deterministic; wall times go to the timing file (they vary from run to run).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import torch
+
+from ...config import DATASET_INFO, section_config
+from ...data.forget import forget_masks
+from ...data.partition import partition
+from ...evaluate.attacks.classifier import ClassifierAttack, balanced_eval_sets, draw
+from ...evaluate.attacks.shadow import softmax, stratified_halves
+from ...evaluate.metrics import accuracy, per_sample_loss_and_pred
+from ...experiment import ForgetRequest, Setup, pick_device
+from ...files import load_metadata, load_tensors, write_json
+from ...methods import du
+from ...models import build_model
+from ...resolved import config_record
+from ...seeding import derive_seed, generator
+from ...topology import graph_for_round
+from ...train.dsgd import ClientData, Diverged, Schedule, resolve_strategy, train
+from ...train.flat import FlatSpec
+
+log = logging.getLogger("unlearning")
+
+GRANULARITIES = ("sample", "class")  # client-wise removal: not built yet
+SECTION = "cdfl"
+
+
+def config(params: dict) -> dict:
+    """The cdfl section with its scale override merged in."""
+    return section_config(params, SECTION)
+
+
+def cell_name(dataset: str, part: str, topology: str, seed: int) -> str:
+    return f"cdfl_{dataset}_{part}_{topology}_s{seed}"
+
+
+def cell_config(cfg: dict, dataset: str, part: str, topology: str) -> dict:
+    """The engine's view of one cell (what Schedule.from_config and the data steps read)."""
+    train_cfg = {**cfg["train"], "mixing": "model", "local_steps": None}
+    return {"dataset": dataset, "model": cfg["models"][dataset], "mlp_hidden": 128, "clients": cfg["clients"],
+            "partition": {"kind": part, **{k: cfg["partition"][k] for k in ("alpha", "min_size", "train_per_client")}},
+            "topology": {"kind": topology, "p_edge": cfg["topology"]["p_edge"]}, "train": train_cfg}
+
+
+def check_cell(cfg: dict, dataset: str, part: str, topology: str, seed: int) -> None:
+    """One line naming the key when a cell is not in the grid of params.yaml."""
+    for key, value, valid in (("datasets", dataset, cfg["datasets"]), ("partition.kinds", part,
+                              cfg["partition"]["kinds"]), ("topology.kinds", topology, cfg["topology"]["kinds"]),
+                              ("seeds", seed, cfg["seeds"])):
+        if value not in valid:
+            raise KeyError(f"cdfl.{key}: {value!r} is not in it; valid: {', '.join(map(str, valid))}")
+
+
+def make_setup(params: dict, dataset: str, part: str, topology: str, seed: int, features: str) -> Setup:
+    """Data on the device, the model and its initialisation, the partition (with Dirichlet min_size) and the test
+    images of one cell; every generator derives from (global seed, cell name)."""
+    cfg = config(params)
+    check_cell(cfg, dataset, part, topology, seed)
+    cell = cell_config(cfg, dataset, part, topology)
+    name = cell_name(dataset, part, topology, seed)
+    device = pick_device(params["device"])
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    classes, shape, _ = DATASET_INFO[dataset]
+    meta_shape = tuple(load_metadata(features)["shape"])
+    if meta_shape != shape:
+        raise ValueError(f"{features}: images of shape {meta_shape}, expected {shape} for {dataset}")
+    feats = load_tensors(features)
+    base = derive_seed(params["seed"], name)
+    p = cell["partition"]
+    indices = partition(feats["y_train"], cell["clients"], part, base, p["alpha"], p["train_per_client"],
+                        min_size=p["min_size"] if part == "dirichlet" else 0)
+    x_test, y_test = feats["x_test"], feats["y_test"]
+    if cfg["eval"]["test_images"] is not None:
+        keep = draw(len(y_test), cfg["eval"]["test_images"], base, "test-images").sort().values
+        x_test, y_test = x_test[keep], y_test[keep]
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(derive_seed(params["seed"], name, "init"))
+        model = build_model(cell["model"], shape, classes, cell["mlp_hidden"])
+    model = model.to(device)
+    spec = FlatSpec.of(model)
+    data = ClientData(feats["x_train"].to(device), feats["y_train"].to(device), indices,
+                      [torch.ones(len(i), dtype=torch.bool) for i in indices])
+    request = ForgetRequest("none", [torch.zeros(len(i), dtype=torch.bool) for i in indices], ())
+    strategy = resolve_strategy(params["engine"]["strategy"], cell["model"], device)
+    return Setup(name, params, cell, device, model, spec, spec.flatten(model), data, request, x_test.to(device),
+                 y_test.to(device), classes, strategy)
+
+
+def request_masks(setup: Setup, granularity: str) -> list[torch.Tensor]:
+    """Per client, True = forget: a random fraction of every client's data (sample) or its class-c samples."""
+    unlearn = config(setup.params)["unlearn"]
+    labels = setup.data.y.cpu()
+    seed = derive_seed(setup.seed, setup.name, granularity)
+    if granularity == "sample":
+        if unlearn["samples_per_request"] is not None:
+            out = []
+            for c, idx in enumerate(setup.data.indices):
+                order = torch.randperm(len(idx), generator=generator(seed, "forget", c))
+                chosen = order[:unlearn["samples_per_request"]]
+                mask = torch.zeros(len(idx), dtype=torch.bool)
+                mask[chosen] = True
+                out.append(mask)
+            return out
+        return forget_masks("fraction", setup.data.indices, labels, seed, fraction=unlearn["sample_fraction"])
+    if granularity == "class":
+        return forget_masks("class", setup.data.indices, labels, seed, cls=unlearn["class"])
+    raise ValueError(f"granularity {granularity!r}: valid: {', '.join(GRANULARITIES)} (client-wise is not built yet)")
+
+
+# ----------------------------------------------------------------------------------------------- metrics
+
+def model_metrics(setup: Setup, flat: torch.Tensor, forget_idx: torch.Tensor) -> dict:
+    """Test accuracy (%) of one (averaged) model, on the removed class's test images and on the forget set."""
+    cls = config(setup.params)["unlearn"]["class"]
+    y = setup.y_test.cpu()
+    _, pred = per_sample_loss_and_pred(setup, flat, setup.x_test, setup.y_test)
+    out = {"test_accuracy": _pct_of(accuracy(pred, y)), "forget_accuracy": None,
+           "class_accuracy": _pct_of(accuracy(pred[y == cls], y[y == cls]))}
+    if len(forget_idx):
+        rows = forget_idx.to(setup.data.x.device)
+        _, fpred = per_sample_loss_and_pred(setup, flat, setup.data.x[rows], setup.data.y[rows])
+        out["forget_accuracy"] = _pct_of(accuracy(fpred, setup.data.y[rows].cpu()))
+    return out
+
+
+def _pct_of(value: float | None) -> float | None:
+    return None if value is None else 100 * value
+
+
+def mia(setup: Setup, flat: torch.Tensor, retained_idx: torch.Tensor, forget_idx: torch.Tensor,
+        halves: tuple[torch.Tensor, torch.Tensor], granularity: str, fit_size: int, who: str) -> dict:
+    """The classifier attack on one target model: fitted on min(fit_size, |A|, |retained|) retained training samples
+    (members) against as many of test half A; evaluated on s forget samples against s of half B (class-wise:
+    only B's samples of the removed class), s = min(|U|, |B|)."""
+    half_a, half_b = halves
+    seed = derive_seed(setup.seed, setup.name, "mia", granularity, who)
+    n_fit = min(fit_size, len(half_a), len(retained_idx))
+    members = retained_idx[draw(len(retained_idx), n_fit, seed, "fit-members")]
+    others = half_a[draw(len(half_a), n_fit, seed, "fit-nonmembers")]
+    x, y, xt, yt = setup.data.x, setup.data.y, setup.x_test, setup.y_test
+    dev = x.device
+    pool = half_b
+    if granularity == "class":
+        pool = half_b[(yt.cpu()[half_b] == config(setup.params)["unlearn"]["class"])]
+    ev_members, ev_others = balanced_eval_sets(forget_idx, pool, seed)
+    probs = {k: softmax(setup, flat, data[rows.to(dev)]) for k, data, rows in
+             (("fit_in", x, members), ("fit_out", xt, others), ("in", x, ev_members), ("out", xt, ev_others))}
+    if not all(bool(torch.isfinite(p).all()) for p in probs.values()):
+        return {"accuracy": None, "correct": 0, "samples": 2 * len(ev_members), "ci_low": None, "ci_high": None,
+                "gated": False, "fit_samples": 2 * n_fit, "reason": "the model's outputs are not finite"}
+    attack = ClassifierAttack(seed).fit({"member_probs": probs["fit_in"], "member_labels": y[members.to(dev)].cpu(),
+                                         "nonmember_probs": probs["fit_out"],
+                                         "nonmember_labels": yt[others.to(dev)].cpu()})
+    scores_in = attack.member_scores(probs["in"], y[ev_members.to(dev)].cpu())
+    scores_out = attack.member_scores(probs["out"], yt[ev_others.to(dev)].cpu())
+    return {**attack.metrics(scores_in, scores_out), "fit_samples": 2 * n_fit}
+
+
+# ----------------------------------------------------------------------------------------------- training
+
+def run_rounds(setup: Setup, theta: torch.Tensor, data: ClientData, clients: list[int], sched: Schedule,
+               rounds: range, forget_idx: torch.Tensor, state: dict) -> tuple[torch.Tensor, list[dict], torch.Tensor,
+                                                                               float, int]:
+    """`rounds` of D-PSGD one at a time, the averaged model's metrics after each; returns the final models, the
+    curve, the averaged model of the best round (test accuracy), the training wall time (evaluation excluded)
+    and the sample gradients. `state["opt"]` carries the clients' local optimizer state from round to round
+    (None: a fresh optimizer; plain SGD without L2 has none) and holds the last one afterwards."""
+    curve, best, best_flat, seconds, grads = [], -1.0, theta.mean(0), 0.0, 0
+    for t in rounds:
+        theta, tlog = train(setup.model, setup.spec, theta, data, clients, sched, range(t, t + 1), setup.strategy,
+                            opt_state=state.get("opt"))
+        state["opt"] = tlog.opt_state
+        seconds += tlog.wall_time_s
+        grads += tlog.grad_evals
+        point = {"round": t + 1, **model_metrics(setup, theta.mean(0), forget_idx)}
+        curve.append(point)
+        if point["test_accuracy"] > best:
+            best, best_flat = point["test_accuracy"], theta.mean(0).clone()
+    return theta, curve, best_flat, seconds, grads
+
+
+def du_config(setup: Setup, sched: Schedule) -> tuple[du.DUConfig, dict]:
+    """DU's settings from cdfl.unlearn; its l2 is the L2 strength the engine trains with (`sched.l2`, the
+    regularised loss of eq. 4), so that DU's gradients are those of the training loss."""
+    u = config(setup.params)["unlearn"]
+    du_cfg = du.DUConfig(curvature=u["curvature"], damping=u["damping"], l2=float(sched.l2), noise=u["noise"],
+                         epsilon=u["epsilon"], delta=u["delta"], c_eff=u["c_eff"],
+                         certified_noise_fix=u["certified_noise_fix"], seed=derive_seed(setup.seed, setup.name, "du"))
+    engine = {"optimizer": sched.optimizer, "l2_trained": float(sched.l2), "l2_du": du_cfg.l2}
+    return du_cfg, engine
+
+
+def step_cell(params: dict, dataset: str, part: str, topology: str, seed: int, features: str, out: str,
+              timing: str) -> None:
+    """One cell of Tables I-IV: the original, then DU and RT for each granularity; see the module docstring."""
+    setup = make_setup(params, dataset, part, topology, seed, features)
+    cfg = config(params)
+    rounds, ft_rounds = cfg["train"]["rounds"], cfg["unlearn"]["finetune_rounds"]
+    clients = list(range(cfg["clients"]))
+    sched = Schedule.from_config(setup.cfg, derive_seed(setup.seed, setup.name))
+    sched.experiment = setup.name
+    du_cfg, engine = du_config(setup, sched)
+    halves = stratified_halves(setup.y_test.cpu(), derive_seed(setup.seed, setup.name))
+    theta0 = setup.theta0.expand(len(clients), -1).clone()
+    all_idx = torch.cat(setup.data.indices)
+    start = time.perf_counter()
+    orig_state: dict = {}
+    orig, orig_curve, _, orig_s, orig_grads = run_rounds(setup, theta0, setup.data, clients, sched, range(rounds),
+                                                         all_idx[:0], orig_state)
+    log.info("%s: original %d rounds, test accuracy %.2f %% (%.1f s)", setup.name, rounds,
+             orig_curve[-1]["test_accuracy"], orig_s)
+    graph = graph_for_round(sched.topology, sched.graph_nodes, sched.p_edge, sched.seed, rounds - 1)
+    result = {"experiment": setup.name, "dataset": dataset, "partition": part, "topology": topology, "seed": seed,
+              "scale": params["scale"], "model": setup.cfg["model"], "dim": setup.spec.dim, "rounds": rounds,
+              "finetune_rounds": ft_rounds, "engine": engine, "client_sizes": [len(i) for i in setup.data.indices],
+              "test_images": len(setup.y_test), "original": {"curve": orig_curve, **orig_curve[-1]},
+              "granularities": {}, "config": config_record(params)}
+    times = {"original_s": orig_s}
+    for granularity in GRANULARITIES:
+        masks = request_masks(setup, granularity)
+        forget_idx = torch.cat([i[m] for i, m in zip(setup.data.indices, masks)])
+        retained_idx = torch.cat([i[~m] for i, m in zip(setup.data.indices, masks)])
+        retained = setup.data.retained(masks)
+        # DU: Algorithm 1 at the round-K models, then fine-tuning on the retained data
+        res = du.sample_wise(setup.model, setup.spec, orig, setup.data, masks, graph, clients, du_cfg,
+                             classes=setup.classes)
+        corrected = model_metrics(setup, res.theta.mean(0), forget_idx)
+        diverged = None
+        try:
+            if not bool(torch.isfinite(res.theta).all()):
+                raise Diverged(f"{setup.name}: DU's correction produced non-finite weights")
+            tuned, ft_curve, _, ft_s, ft_grads = run_rounds(setup, res.theta, retained, clients, sched,
+                                                            range(rounds, rounds + ft_rounds), forget_idx,
+                                                            dict(orig_state))  # the clients keep their state
+        except Diverged as err:  # reported as the cell's result (no retuning per cell), not a crash
+            log.warning("%s %s: DU diverged: %s", setup.name, granularity, err)
+            diverged, tuned, ft_curve, ft_s, ft_grads = str(err), None, [], None, 0
+        # RT: retrain from theta^0 on the retained data, best round
+        _, rt_curve, rt_best, rt_s, rt_grads = run_rounds(setup, theta0, retained, clients, sched, range(rounds),
+                                                          forget_idx, {})  # a fresh optimizer
+        best_round = max(range(len(rt_curve)), key=lambda k: (rt_curve[k]["test_accuracy"], -k))
+        fit = cfg["eval"]["mia_fit"]
+        cell = {
+            "forget_samples": len(forget_idx), "requesters": len(res.corrections),
+            "du": {"after_correction": corrected, "after_finetune": ft_curve[-1] if ft_curve else None,
+                   "finetune_curve": ft_curve, "diverged": diverged,
+                   "grad_evals": res.grad_evals + ft_grads, "messages": res.flood.messages_sent if res.flood else 0,
+                   "floats": res.flood.floats_sent if res.flood else 0,
+                   "hops": res.flood.hops if res.flood else [], "sigma": {str(k): v for k, v in res.sigmas.items()},
+                   "noise_std": {str(k): v for k, v in res.noise_std.items()}, "degenerate": res.degenerate,
+                   "correction_norm": float(torch.stack(list(res.corrections.values())).norm(dim=1).mean())
+                   if res.corrections else 0.0,
+                   "distance_to_rt": None if tuned is None else float((tuned.mean(0) - rt_best).norm()),
+                   "mia": None if tuned is None else mia(setup, tuned.mean(0), retained_idx, forget_idx, halves,
+                                                         granularity, fit, "du")},
+            "rt": {"best": rt_curve[best_round], "best_round": best_round + 1, "curve": rt_curve,
+                   "grad_evals": rt_grads,
+                   "mia": mia(setup, rt_best, retained_idx, forget_idx, halves, granularity, fit, "rt")},
+            "original": {"forget_accuracy": model_metrics(setup, orig.mean(0), forget_idx)["forget_accuracy"],
+                         "distance_to_rt": float((orig.mean(0) - rt_best).norm()),
+                         "mia": mia(setup, orig.mean(0), retained_idx, forget_idx, halves, granularity, fit,
+                                    "original")},
+        }
+        result["granularities"][granularity] = cell
+        times[granularity] = {"du_correction_s": res.wall_time_s, "du_finetune_s": ft_s,
+                              "du_s": None if ft_s is None else res.wall_time_s + ft_s, "rt_s": rt_s}
+        after = cell["du"]["after_finetune"] or {}
+        log.info("%s %s: DU %s %% after correction, %s %% after fine-tuning; RT best %.2f %% (round %d); "
+                 "class-%d accuracy DU %s / RT %.1f; MIA orig %s DU %s RT %s; DU %s s vs RT %.2f s",
+                 setup.name, granularity, _num(corrected["test_accuracy"]), _num(after.get("test_accuracy")),
+                 rt_curve[best_round]["test_accuracy"], best_round + 1, cfg["unlearn"]["class"],
+                 _num(after.get("class_accuracy")), rt_curve[best_round]["class_accuracy"],
+                 _pct(cell["original"]["mia"]), _pct(cell["du"]["mia"]), _pct(cell["rt"]["mia"]),
+                 _num(times[granularity]["du_s"]), rt_s)
+    write_json(out, result)
+    write_json(timing, {"experiment": setup.name, "wall_time_s": time.perf_counter() - start, **times,
+                        "original_grad_evals": orig_grads, "device": str(setup.device), "strategy": setup.strategy})
+
+
+def _pct(m: dict | None) -> str:
+    return "n/a" if m is None or m["accuracy"] is None else f"{m['accuracy']:.1f} ({m['samples']})"
+
+
+def _num(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"

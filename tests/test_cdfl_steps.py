@@ -1,0 +1,117 @@
+"""The CDFL cell step on the tiny synthetic setup: what one results file holds, and that it is reproducible."""
+
+import json
+
+import pytest
+
+from unlearning.experiments.cdfl import steps
+
+
+@pytest.fixture(scope="module")
+def cell(tiny, tmp_path_factory):
+    params, features, _ = tiny
+    out = tmp_path_factory.mktemp("cdfl")
+    steps.step_cell(params, "synthetic", "iid", "ring", 0, features, str(out / "cell.json"), str(out / "t.json"))
+    return params, features, out
+
+
+def test_cell_holds_original_du_and_rt_per_granularity(cell):
+    params, _, out = cell
+    result = json.loads((out / "cell.json").read_text())
+    assert result["config"]["scale"] == params["scale"] and "sha256" in result["config"]
+    assert result["client_sizes"] == [40] * 4 and result["rounds"] == 3 and result["test_images"] == 200
+    assert len(result["original"]["curve"]) == 3
+    for granularity in ("sample", "class"):
+        g = result["granularities"][granularity]
+        assert len(g["rt"]["curve"]) == 3
+        assert g["rt"]["best"]["test_accuracy"] == max(p["test_accuracy"] for p in g["rt"]["curve"])
+        assert g["du"]["after_correction"]["test_accuracy"] is not None
+        for who in ("original", "rt"):
+            mia = g[who]["mia"]
+            assert mia["samples"] % 2 == 0 and mia["ci_low"] <= mia["accuracy"] <= mia["ci_high"]
+        assert g["du"]["messages"] > 0 and g["du"]["floats"] == g["du"]["messages"] * result["dim"]
+    assert result["granularities"]["sample"]["forget_samples"] == 4 * 4  # round(0.1 x 40) per client
+    # class-wise: the attack's non-members are class-0 test samples of half B only, so 2s <= 2 x those
+    labels_b = result["granularities"]["class"]["rt"]["mia"]["samples"] // 2
+    assert labels_b <= result["granularities"]["class"]["forget_samples"]
+    timing = json.loads((out / "t.json").read_text())
+    assert timing["sample"]["rt_s"] > 0 and timing["sample"]["du_correction_s"] > 0
+
+
+def test_cell_is_reproducible(cell, tmp_path):
+    params, features, out = cell
+    steps.step_cell(params, "synthetic", "iid", "ring", 0, features, str(tmp_path / "again.json"), str(tmp_path / "t"))
+    assert (tmp_path / "again.json").read_text() == (out / "cell.json").read_text()
+
+
+def test_cell_outside_the_grid_names_the_key(tiny, tmp_path):
+    params, features, _ = tiny
+    with pytest.raises(KeyError, match="cdfl.topology.kinds: 'erdos_renyi' is not in it; valid: ring"):
+        steps.step_cell(params, "synthetic", "iid", "erdos_renyi", 0, features, str(tmp_path / "x"),
+                        str(tmp_path / "t"))
+
+
+def test_report_tables_statuses_and_summary(cell, tmp_path):
+    from unlearning.experiments.cdfl import report
+    from unlearning.report.compare import kind
+
+    params, _, out = cell
+    report.write_report(params, [str(out / "cell.json")], [str(out / "t.json")], {"mnist": "not on disk"},
+                        str(tmp_path))
+    assert (tmp_path / "index.md").is_file() and (tmp_path / "index.html").is_file()
+    import pandas as pd
+
+    t1 = pd.read_csv(tmp_path / "table1.csv", keep_default_na=False)
+    assert set(t1.dataset) == {"cifar10", "mnist", "fashion_mnist"}
+    assert (t1[t1.dataset == "mnist"].status == "missing: not on disk").all()
+    # the tiny grid runs synthetic data only: the paper's datasets without results are missing, with the reason
+    assert all(kind(s) == "missing" for s in t1.status)
+    summary = report.summary(tmp_path)
+    assert summary.folder == "cdfl" and summary.counts["missing"] == 4 * 2 * 3 * 4
+    md = (tmp_path / "index.md").read_text()
+    assert "Client-wise removal" in md and "not built yet" in md and "Choices where the paper is silent" in md
+
+
+def test_report_cell_rows_gate_mia_and_gap():
+    """A hand-made cell: the gap's status against the paper's, MIA not gated below 2s = 1000, gated above."""
+    import pandas as pd
+
+    from unlearning.experiments.cdfl.report import GATE_MIN, cell_rows
+
+    def mia(acc, samples):
+        return {"accuracy": acc, "samples": samples, "ci_low": acc - 4, "ci_high": acc + 4}
+
+    def cell(rt, du, samples):
+        point = {"test_accuracy": rt, "class_accuracy": 0.0}
+        return {"granularities": {"sample": {
+            "rt": {"best": point, "mia": mia(50.5, samples)},
+            "du": {"after_correction": {"test_accuracy": du - 1, "class_accuracy": 1.0},
+                   "after_finetune": {"test_accuracy": du, "class_accuracy": 2.0}, "diverged": None,
+                   "mia": mia(52.0, samples)},
+            "original": {"mia": mia(60.0, samples)}}}}
+
+    ref = pd.DataFrame([{"method": "rt", "test_acc": 84.24, "test_acc_std": 0.16, "mia_acc": 49.53,
+                         "mia_acc_std": 0.19}, {"method": "du", "test_acc": 84.40, "test_acc_std": 0.23,
+                                                "mia_acc": 50.0, "mia_acc_std": 0.58}])
+    rows = {r["metric"]: r for r in cell_rows([cell(83.0, 83.5, 600), cell(84.0, 84.2, 600)], "sample", ref)}
+    assert rows["RT test acc"]["status"] == "within"
+    assert rows["DU - RT gap"]["ours"] == pytest.approx(0.35) and rows["DU - RT gap"]["status"] == "within"
+    assert rows["DU - RT gap"]["z"] is not None
+    assert rows["MIA DU"]["status"].startswith("not gated")
+    assert rows["MIA original (before unlearning)"]["status"].startswith("attack signal: yes")
+    rows = {r["metric"]: r for r in cell_rows([cell(70.0, 60.0, GATE_MIN)], "sample", ref)}
+    assert rows["RT test acc"]["status"] == "outside" and rows["DU - RT gap"]["status"] == "outside"
+    assert rows["MIA DU"]["status"] == "within"
+
+
+def test_mia_of_a_model_with_non_finite_outputs_is_missing_with_its_reason(tiny):
+    import torch
+
+    params, features, _ = tiny
+    setup = steps.make_setup(params, "synthetic", "iid", "ring", 0, features)
+    idx = torch.cat(setup.data.indices)
+    halves = (torch.arange(0, 100), torch.arange(100, 200))
+    out = steps.mia(setup, setup.theta0 * 1e38 * 1e3, idx[20:], idx[:20], halves, "sample", 50, "du")
+    assert out["accuracy"] is None and out["reason"] == "the model's outputs are not finite"
+    fine = steps.mia(setup, setup.theta0, idx[20:], idx[:20], halves, "sample", 50, "du")
+    assert fine["accuracy"] is not None and fine["samples"] == 40 and fine["fit_samples"] == 100

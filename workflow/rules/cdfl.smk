@@ -1,0 +1,48 @@
+# CDFL (Wu et al. 2026; the method is DU): one cell of Tables I-IV per (dataset on disk, partition, topology,
+# seed): the original D-PSGD run, DU and RT, sample- and class-wise; then the report beside the paper's numbers.
+
+
+rule cdfl_cell:
+    input:
+        features="data/features/{dataset}.safetensors",
+        code=CDFL_CODE,
+    output:
+        result="results/cdfl/{dataset}/{partition}_{topology}_s{seed}.json",
+        timing="timings/cdfl/{dataset}/{partition}_{topology}_s{seed}.json",
+    wildcard_constraints:
+        partition="iid|dirichlet",
+        topology="ring|erdos_renyi|complete",
+        seed=r"\d+",
+    params:
+        cfg=lambda wc: cdfl_cell_params(wc.dataset),
+    log:
+        "logs/cdfl/{dataset}/{partition}_{topology}_s{seed}.log",
+    benchmark:
+        "logs/benchmarks/cdfl/{dataset}/{partition}_{topology}_s{seed}.tsv"
+    threads: THREADS
+    resources:
+        gpu=GPU,
+    shell:
+        "{PY} --threads {threads} cdfl-cell --dataset {wildcards.dataset} --partition {wildcards.partition} "
+        "--topology {wildcards.topology} --seed {wildcards.seed} --features {input.features} "
+        "--out {output.result} --timing {output.timing} > {log} 2>&1"
+
+
+rule cdfl_report:
+    input:
+        code=code("unlearning.experiments.cdfl.report"),
+        results=cdfl_results(),
+        timings=cdfl_timings(),
+    output:
+        md="reports/cdfl/index.md",
+        html=report("reports/cdfl/index.html", caption="../report/cdfl_index.rst", category="Reports"),
+        tables=[f"reports/cdfl/{t}.csv" for t in ("table1", "table2", "table3", "table4", "timing")],
+    params:
+        missing=cdfl_missing_args(),
+    log:
+        "logs/cdfl/report.log",
+    benchmark:
+        "logs/benchmarks/cdfl/report.tsv"
+    shell:
+        "{PY} cdfl-report --results {input.results} --timings {input.timings} {params.missing} "
+        "--out-dir reports/cdfl > {log} 2>&1"
