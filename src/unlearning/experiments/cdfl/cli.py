@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..common.cli import add_file_options
+from ..common.cli import add_file_options, flagged, integer_flag, number_flag
 
 # the argument named at the start of a privacy.du_noise error -> the flag that gave it
 FLAGS = {"epsilon": "--epsilon", "delta": "--delta", "lambda": "--lam", "M": "--M", "L": "--L",
@@ -59,49 +59,23 @@ def run(params: dict, a) -> None:
     steps.step_cell(params, a.dataset, a.partition, a.topology, a.seed, a.features, a.out, a.timing)
 
 
-def _number(flag: str, text: str | None, default: float | None = None) -> float | None:
-    if text is None:
-        return default
-    try:
-        return float(text)
-    except ValueError:
-        raise ValueError(f"{flag} = {text!r}: not a number") from None
-
-
-def _integer(flag: str, text: str | None) -> int | None:
-    if text is None:
-        return None
-    try:
-        return int(text)
-    except ValueError:
-        raise ValueError(f"{flag} = {text!r}: valid: an integer") from None
-
-
-def _flagged(err: ValueError) -> ValueError:
-    message = str(err)
-    for name in sorted(FLAGS, key=len, reverse=True):
-        if message.startswith(f"{name} ") or message.startswith(f"{name}:"):
-            return ValueError(f"{FLAGS[name]}: {message}")
-    return err
-
-
 def cdfl_certify(args) -> str:
     try:
         return _certify(args)
     except ValueError as err:
-        raise _flagged(err) from None
+        raise flagged(err, FLAGS) from None
 
 
 def _certify(args) -> str:
     from ...privacy import du_noise as dn
     from ...privacy.search import finite, integer
 
-    eps = _number("--epsilon", args.epsilon, 1.0)
-    delta = _number("--delta", args.delta, 1e-5)
-    m, n, clients = _integer("--m", args.m), _integer("--n", args.n), _integer("--clients", args.clients)
-    M, L, lam = _number("--M", args.M), _number("--L", args.L), _number("--lam", args.lam)
-    c_eff = _number("--c-eff", args.c_eff)
-    sigma = _number("--sigma", args.sigma)
+    eps = number_flag("--epsilon", args.epsilon, 1.0)
+    delta = number_flag("--delta", args.delta, 1e-5)
+    m, n, clients = integer_flag("--m", args.m), integer_flag("--n", args.n), integer_flag("--clients", args.clients)
+    M, L, lam = number_flag("--M", args.M), number_flag("--L", args.L), number_flag("--lam", args.lam)
+    c_eff = number_flag("--c-eff", args.c_eff)
+    sigma = number_flag("--sigma", args.sigma)
     if clients is not None and (m is not None or n is not None):
         raise ValueError("--clients: client-wise removal takes N alone; valid: --clients or --m with --n")
     if clients is None and (m is None or n is None):
@@ -126,7 +100,8 @@ def _certify(args) -> str:
         return f"{head}  ->  sigma = {sigma:g} buys epsilon = {dn.epsilon_for(sigma, sens, delta):.6g}"
     s = dn.sigma(sens, eps, delta)
     line = f"{head}; epsilon = {eps:g}  ->  sigma = {s:.6g}"
-    requesters, total = _integer("--requesters", args.requesters), _integer("--clients-total", args.clients_total)
+    requesters = integer_flag("--requesters", args.requesters)
+    total = integer_flag("--clients-total", args.clients_total)
     if requesters is not None or total is not None or args.certified_noise_fix:
         if requesters is None or total is None:
             raise ValueError("--requesters: the final-model noise needs --requesters and --clients-total")

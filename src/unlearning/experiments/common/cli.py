@@ -17,6 +17,38 @@ def add_file_options(parser: argparse.ArgumentParser, options: list[str]) -> Non
                             default=[] if many else None)
 
 
+def number_flag(flag: str, text: str | None, default: float | None = None, *, required: bool = False) -> float | None:
+    """A certify command's number flag: `default` when not given (an error naming the flag if `required`)."""
+    if text is None:
+        if required:
+            raise ValueError(f"{flag}: missing; valid: a number")
+        return default
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"{flag} = {text!r}: not a number") from None
+
+
+def integer_flag(flag: str, text: str | None, default: int | None = None) -> int | None:
+    """A certify command's integer flag: `default` when not given."""
+    if text is None:
+        return default
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"{flag} = {text!r}: valid: an integer") from None
+
+
+def flagged(err: ValueError, flags: dict[str, str]) -> ValueError:
+    """`err` with the flag that gave its argument in front: `flags` maps the argument name a privacy module's
+    error starts with to the command-line flag."""
+    message = str(err)
+    for name in sorted(flags, key=len, reverse=True):
+        if message.startswith(f"{name} ") or message.startswith(f"{name}:"):
+            return ValueError(f"{flags[name]}: {message}")
+    return err
+
+
 def add_commands(sub, common: argparse.ArgumentParser) -> None:
     s = sub.add_parser("index", parents=[common], help="the front page: one summary row per paper, linking each "
                        "paper's report (reads <out-dir>/<paper>/)")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from ..common.cli import flagged, integer_flag, number_flag
+
 # the argument named at the start of a privacy.r2d_noise error -> the flag that gave it
 FLAGS = {"epsilon": "--epsilon", "delta": "--delta", "K (rewound steps)": "--K", "T (learning steps)": "--T",
          "eta (step size)": "--eta", "L (smoothness)": "--L", "G (gradient bound)": "--G",
@@ -32,47 +34,19 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
         c.add_argument(flag, help=text)
 
 
-def _number(flag: str, text: str | None, default: float | None = None) -> float | None:
-    if text is None:
-        if default is None:
-            raise ValueError(f"{flag}: missing; valid: a number")
-        return default
-    try:
-        return float(text)
-    except ValueError:
-        raise ValueError(f"{flag} = {text!r}: not a number") from None
-
-
-def _integer(flag: str, text: str | None) -> int | None:
-    if text is None:
-        return None
-    try:
-        return int(text)
-    except ValueError:
-        raise ValueError(f"{flag} = {text!r}: valid: an integer") from None
-
-
-def _flagged(err: ValueError) -> ValueError:
-    message = str(err)
-    for name in sorted(FLAGS, key=len, reverse=True):
-        if message.startswith(f"{name} ") or message.startswith(f"{name}:"):
-            return ValueError(f"{FLAGS[name]}: {message}")
-    return err
-
-
 def r2d_certify(args) -> str:
     try:
         return _certify(args)
     except ValueError as err:
-        raise _flagged(err) from None
+        raise flagged(err, FLAGS) from None
 
 
 def _steps(args) -> tuple[int | None, int]:
     from ...privacy import r2d_noise as rn
 
-    K, T = _integer("--K", args.K), _integer("--T", args.T)
-    k_ep, e_sel, s = (_integer("--K-epochs", args.K_epochs), _integer("--E-sel", args.E_sel),
-                      _integer("--steps-per-epoch", args.steps_per_epoch))
+    K, T = integer_flag("--K", args.K), integer_flag("--T", args.T)
+    k_ep, e_sel, s = (integer_flag("--K-epochs", args.K_epochs), integer_flag("--E-sel", args.E_sel),
+                      integer_flag("--steps-per-epoch", args.steps_per_epoch))
     by_epochs = any(v is not None for v in (k_ep, e_sel, s))
     if by_epochs:
         if K is not None or T is not None:
@@ -94,12 +68,13 @@ def _certify(args) -> str:
     mechanism = args.mechanism or "analytic"
     if mechanism not in rn.MECHANISMS:
         raise ValueError(f"mechanism = {mechanism!r}: valid: one of {', '.join(rn.MECHANISMS)}")
-    eps = _number("--epsilon", args.epsilon, 1.0)
-    delta = _number("--delta", args.delta, 0.1)
-    eta, L, G = _number("--eta", args.eta), _number("--L", args.L), _number("--G", args.G)
-    m, n = _number("--m", args.m), _number("--n", args.n)
+    eps = number_flag("--epsilon", args.epsilon, 1.0)
+    delta = number_flag("--delta", args.delta, 0.1)
+    eta, L, G = (number_flag(flag, value, required=True) for flag, value in
+                 (("--eta", args.eta), ("--L", args.L), ("--G", args.G)))
+    m, n = number_flag("--m", args.m, required=True), number_flag("--n", args.n, required=True)
     K, T = _steps(args)
-    sigma = None if args.sigma is None else _number("--sigma", args.sigma)
+    sigma = None if args.sigma is None else number_flag("--sigma", args.sigma, required=True)
     if mechanism == "classical":
         rn.classical_sigma(eps, delta, 0.0)  # epsilon > 1 refused before any work
     head = (f"T = {T}, eta = {eta:g}, L = {L:g}, G = {G:g}, m = {m:g}, n = {n:g}; epsilon = {eps:g}, "

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from ..common.cli import flagged, integer_flag, number_flag
+
 # the argument named at the start of a privacy.rrdu_noise error -> the flag that gave it
 FLAGS = {"epsilon": "--epsilon", "delta": "--delta", "L": "--L", "p": "--routing-p", "T_u": "--T-u",
          "N (clients)": "--clients", "sigma": "--sigma"}
@@ -28,51 +30,25 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
         c.add_argument(flag, help=text)
 
 
-def _number(flag: str, text: str | None, default: float) -> float:
-    if text is None:
-        return default
-    try:
-        return float(text)
-    except ValueError:
-        raise ValueError(f"{flag} = {text!r}: not a number") from None
-
-
-def _integer(flag: str, text: str | None, default: int) -> int:
-    if text is None:
-        return default
-    try:
-        return int(text)
-    except ValueError:
-        raise ValueError(f"{flag} = {text!r}: valid: an integer") from None
-
-
-def _flagged(err: ValueError) -> ValueError:
-    message = str(err)
-    for name in sorted(FLAGS, key=len, reverse=True):
-        if message.startswith(f"{name} ") or message.startswith(f"{name}:"):
-            return ValueError(f"{FLAGS[name]}: {message}")
-    return err
-
-
 def rrdu_certify(args) -> str:
     try:
         return _certify(args)
     except ValueError as err:
-        raise _flagged(err) from None
+        raise flagged(err, FLAGS) from None
 
 
 def _certify(args) -> str:
     from ...privacy import rrdu_noise as rn
     from ...privacy.search import finite
 
-    L = _number("--L", args.L, 0.5)
-    eps, delta = _number("--epsilon", args.epsilon, 1.0), _number("--delta", args.delta, 1e-5)
-    p = _number("--routing-p", args.routing_p, 0.1)
-    T_u, N = _integer("--T-u", args.T_u, 100), _integer("--clients", args.clients, 10)
+    L = number_flag("--L", args.L, 0.5)
+    eps, delta = number_flag("--epsilon", args.epsilon, 1.0), number_flag("--delta", args.delta, 1e-5)
+    p = number_flag("--routing-p", args.routing_p, 0.1)
+    T_u, N = integer_flag("--T-u", args.T_u, 100), integer_flag("--clients", args.clients, 10)
     closed = rn.sigma_closed_form(L, eps, delta, p, T_u, N)  # checks every argument first
     head = f"L = {L:g}, p = {p:g}, T_u = {T_u}, N = {N}, delta = {delta:g}"
     if args.sigma is not None:
-        sigma = finite("sigma", _number("--sigma", args.sigma, 0.0), 0.0)
+        sigma = finite("sigma", number_flag("--sigma", args.sigma, 0.0), 0.0)
         line = f"{head}; given sigma = {sigma:g}"
     else:
         sigma = closed
