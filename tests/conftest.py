@@ -129,3 +129,13 @@ def no_tf32():
     torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
     yield
     torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+
+
+@pytest.fixture
+def one_torch_thread():
+    """One torch CPU thread during the test (small problems run faster on contended cores), restored after: a
+    module-level torch.set_num_threads would change every later test of the session."""
+    saved = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(saved)

@@ -12,7 +12,7 @@ from unlearning.history import CheckpointStore
 from unlearning.train import checkpointed_sgd as cs
 from unlearning.train.flat import FlatSpec
 
-torch.set_num_threads(1)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def data(n=120, d=6, seed=0):

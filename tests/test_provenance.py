@@ -104,12 +104,12 @@ def test_cli_with_params_uses_the_pipelines_device_threads_and_determinism(tmp_p
     before = (torch.get_num_threads(), torch.are_deterministic_algorithms_enabled(),
               torch.is_deterministic_algorithms_warn_only_enabled())
     try:
-        assert provenance.main(["--out", str(out), "--params", str(TINY), "--repo", str(ROOT)]) == 0
+        assert provenance.main(["--out", str(out), "--params", str(TINY), "--repo", str(ROOT), "--threads", "3"]) == 0
     finally:
         torch.set_num_threads(before[0])
         torch.use_deterministic_algorithms(before[1], warn_only=before[2])
     info = json.loads(out.read_text())
-    assert info["torch"]["threads"] == 2  # tiny.yaml's engine.cpu_threads
+    assert info["torch"]["threads"] == 3  # the rule's threads (tiny.yaml's engine.cpu_threads is auto)
     assert info["torch"]["determinism"]["deterministic_algorithms"] is True
     assert info["device"]["type"] == ("cuda" if torch.cuda.is_available() else "cpu")  # tiny.yaml: device auto
     assert len(info["git"]["commit"]) == 40

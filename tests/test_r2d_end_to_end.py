@@ -4,6 +4,7 @@ publish theta''_K + sigma xi."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from unlearning.data import user_synthetic as us
@@ -14,7 +15,7 @@ from unlearning.privacy import r2d_noise as rn
 from unlearning.train import checkpointed_sgd as cs
 from unlearning.train.flat import FlatSpec
 
-torch.set_num_threads(1)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_pipeline_at_toy_scale(tmp_path):

@@ -14,7 +14,7 @@ from unlearning.privacy import r2d_noise as rn
 from unlearning.train import checkpointed_sgd as cs
 from unlearning.train.flat import FlatSpec
 
-torch.set_num_threads(1)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def mlp(seed=0):

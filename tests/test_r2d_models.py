@@ -7,7 +7,7 @@ import torch
 
 from unlearning.models import SmeLU, SmeluMLP, SmoothResNet18
 
-torch.set_num_threads(1)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def count(model):
