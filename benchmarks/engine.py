@@ -40,7 +40,7 @@ from unlearning.train.flat import FlatSpec
 CLIENTS, BATCH, SHAPE, CLASSES = 10, 256, (1, 28, 28), 10
 SAMPLES = CLIENTS * BATCH
 LR = 0.05
-MODELS = ("cnn", "mlp")
+MODELS = ("cnn", "cnn_small", "mlp")
 FEATURES = Path("data/features/fashion_mnist.safetensors")
 
 

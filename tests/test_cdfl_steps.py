@@ -38,6 +38,26 @@ def test_cell_holds_original_du_and_rt_per_granularity(cell):
     assert timing["sample"]["rt_s"] > 0 and timing["sample"]["du_correction_s"] > 0
 
 
+def test_cell_sweeps_reuse_the_tables_terms(cell):
+    """The damping and noise sweeps: one point per value; at the configured damping and noise the sweep's point
+    is the tables' DU after correction (same curvature and gradients); the noiseless corrections do not depend
+    on sigma; the retained training loss is there for the original too."""
+    params, _, out = cell
+    result = json.loads((out / "cell.json").read_text())
+    grid, unlearn = params["cdfl"]["sweeps"], params["cdfl"]["unlearn"]
+    for g in result["granularities"].values():
+        damping, sigma = g["sweeps"]["damping"], g["sweeps"]["sigma"]
+        assert [p["damping"] for p in damping] == grid["dampings"] and [p["sigma"] for p in sigma] == grid["sigmas"]
+        same = next(p for p in damping if p["damping"] == unlearn["damping"])
+        for key in ("test_accuracy", "class_accuracy", "forget_accuracy"):
+            assert same[key] == g["du"]["after_correction"][key]
+        assert same["correction_norm"] == pytest.approx(g["du"]["correction_norm"])
+        assert len({p["correction_norm"] for p in sigma}) == 1
+        norms = [p["correction_norm"] for p in damping]
+        assert norms == sorted(norms, reverse=True)  # more damping, a shorter step
+        assert g["original"]["retained_loss"] > 0 and all(p["retained_loss"] > 0 for p in damping)
+
+
 def test_cell_is_reproducible(cell, tmp_path):
     params, features, out = cell
     steps.step_cell(params, "synthetic", "iid", "ring", 0, features, str(tmp_path / "again.json"), str(tmp_path / "t"))
@@ -70,6 +90,25 @@ def test_report_tables_statuses_and_summary(cell, tmp_path):
     assert summary.folder == "cdfl" and summary.counts["missing"] == 4 * 2 * 3 * 4
     md = (tmp_path / "index.md").read_text()
     assert "Client-wise removal" in md and "not built yet" in md and "Choices where the paper is silent" in md
+    sweep = pd.read_csv(tmp_path / "sweep_damping.csv")
+    assert len(sweep) == 2 * len(params["cdfl"]["sweeps"]["dampings"])
+    assert (sweep.groupby("granularity").lowest_loss.sum() == 1).all()
+    assert len(pd.read_csv(tmp_path / "sweep_sigma.csv")) == 2 * len(params["cdfl"]["sweeps"]["sigmas"])
+
+
+def test_damping_choice_names_the_lowest_retained_loss_and_flags_a_mismatch():
+    from unlearning.experiments.cdfl.report import damping_choice
+
+    def result(losses):
+        points = [{"damping": d, "retained_loss": v} for d, v in losses.items()]
+        return {"dataset": "fashion_mnist", "partition": "iid", "topology": "ring", "seed": 0,
+                "granularities": {"sample": {"sweeps": {"damping": points}, "original": {"retained_loss": 0.7}}}}
+
+    cfg = {"unlearn": {"damping": 1.0}, "_scale": "quick"}
+    [line] = damping_choice(cfg, [result({0.1: 4.8, 1.0: 0.62, 10.0: 0.64})])
+    assert "at damping 1 (0.62" in line and "agrees" in line
+    [line] = damping_choice(cfg, [result({0.1: 4.8, 1.0: 0.66, 10.0: 0.64, 100.0: None})])
+    assert "at damping 10" in line and "DIFFERS: set cdfl.quick.unlearn.damping to 10" in line
 
 
 def test_report_cell_rows_gate_mia_and_gap():
@@ -83,12 +122,12 @@ def test_report_cell_rows_gate_mia_and_gap():
 
     def cell(rt, du, samples):
         point = {"test_accuracy": rt, "class_accuracy": 0.0}
-        return {"granularities": {"sample": {
+        return {"original": {"test_accuracy": rt + 1, "class_accuracy": 80.0}, "granularities": {"sample": {
             "rt": {"best": point, "mia": mia(50.5, samples)},
             "du": {"after_correction": {"test_accuracy": du - 1, "class_accuracy": 1.0},
                    "after_finetune": {"test_accuracy": du, "class_accuracy": 2.0}, "diverged": None,
                    "mia": mia(52.0, samples)},
-            "original": {"mia": mia(60.0, samples)}}}}
+            "original": {"mia": mia(60.0, samples), "forget_accuracy": rt + 4}}}}
 
     ref = pd.DataFrame([{"method": "rt", "test_acc": 84.24, "test_acc_std": 0.16, "mia_acc": 49.53,
                          "mia_acc_std": 0.19}, {"method": "du", "test_acc": 84.40, "test_acc_std": 0.23,
@@ -99,6 +138,8 @@ def test_report_cell_rows_gate_mia_and_gap():
     assert rows["DU - RT gap"]["z"] is not None
     assert rows["MIA DU"]["status"].startswith("not gated")
     assert rows["MIA original (before unlearning)"]["status"].startswith("attack signal: yes")
+    assert rows["Original: forget - test acc"]["ours"] == pytest.approx(3.0)
+    assert rows["Original: forget - test acc"]["status"].startswith("carried")
     rows = {r["metric"]: r for r in cell_rows([cell(70.0, 60.0, GATE_MIN)], "sample", ref)}
     assert rows["RT test acc"]["status"] == "outside" and rows["DU - RT gap"]["status"] == "outside"
     assert rows["MIA DU"]["status"] == "within"

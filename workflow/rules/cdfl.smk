@@ -36,7 +36,8 @@ rule cdfl_report:
     output:
         md="reports/cdfl/index.md",
         html=report("reports/cdfl/index.html", caption="../report/cdfl_index.rst", category="Reports"),
-        tables=[f"reports/cdfl/{t}.csv" for t in ("table1", "table2", "table3", "table4", "timing")],
+        tables=[f"reports/cdfl/{t}.csv" for t in ("table1", "table2", "table3", "table4", "timing", "sweep_damping",
+                                                  "sweep_sigma")],
     params:
         missing=cdfl_missing_args(),
     log:

@@ -285,9 +285,26 @@ def local_split(data: ClientData, forget: list[torch.Tensor], row: int) -> tuple
     return idx[keep & ~f], idx[keep & f]
 
 
-def sample_correction(model: nn.Module, spec: FlatSpec, flat: torch.Tensor, data: ClientData, retained: torch.Tensor,
-                      deleted: torch.Tensor, cfg: DUConfig, classes: int, who: str = "") -> tuple[torch.Tensor, bool]:
-    """x^Delta_c of eq. 3 with H_c of eq. 2 (or the Fisher of eq. 7); (correction, degenerate)."""
+@dataclass
+class RequestTerms:
+    """One requester's pieces of eq. 2-3, computed once and reusable for any damping or noise (the sweeps):
+    the mean curvature over R_c (S_c if degenerate), sum_{U_c} grad F~, and the denominator n_c - m_c."""
+
+    curv: torch.Tensor
+    grad: torch.Tensor
+    denom: int
+    deleted: int
+    retained: int
+    degenerate: bool
+
+    def correction(self, damping: float) -> torch.Tensor:
+        """x^Delta_c = 1/(n_c - m_c) (H_c + damping I)^{-1} sum_{U_c} grad F~   (eq. 3)."""
+        return solve(self.curv, damping, self.grad) / self.denom
+
+
+def request_terms(model: nn.Module, spec: FlatSpec, flat: torch.Tensor, data: ClientData, retained: torch.Tensor,
+                  deleted: torch.Tensor, cfg: DUConfig, classes: int, who: str = "") -> RequestTerms:
+    """H_c of eq. 2 (or the Fisher of eq. 7) and eq. 3's gradient sum for one requester at its model `flat`."""
     n_r, m = len(retained), len(deleted)
     degenerate = n_r == 0
     if degenerate:  # every local sample deleted: curvature over S_c, denominator n_c
@@ -301,7 +318,7 @@ def sample_correction(model: nn.Module, spec: FlatSpec, flat: torch.Tensor, data
     basis, deleted = basis.to(dev), deleted.to(dev)
     curv = curvature(cfg.curvature, model, spec, flat, data.x[basis], data.y[basis], classes, cfg.chunk)
     g = grad_sum(model, spec, flat, data.x[deleted], data.y[deleted], cfg.l2)
-    return solve(curv, cfg.damping, g) / denom, degenerate
+    return RequestTerms(curv, g, denom, m, n_r, degenerate)
 
 
 def _noise(dim: int, std: float, seed: int, *keys) -> torch.Tensor:
@@ -314,40 +331,52 @@ def _classes(data: ClientData) -> int:
     return int(data.y.max()) + 1 if len(data.y) else 0
 
 
+def all_request_terms(model: nn.Module, spec: FlatSpec, theta: torch.Tensor, data: ClientData,
+                      forget: list[torch.Tensor], clients: list[int], cfg: DUConfig,
+                      classes: int | None = None) -> dict[int, RequestTerms]:
+    """Phase A's expensive part for every client with m_c > 0: {row: RequestTerms} at each requester's model."""
+    classes = classes or _classes(data)
+    out = {}
+    for row, c in enumerate(clients):
+        retained, deleted = local_split(data, forget, row)
+        if len(deleted):
+            out[row] = request_terms(model, spec, theta[row], data, retained, deleted, cfg, classes, f"client {c}")
+    return out
+
+
+def apply_terms(theta: torch.Tensor, terms: dict[int, RequestTerms], graph: nx.Graph, clients: list[int],
+                cfg: DUConfig, request_id: int = 0) -> DUResult:
+    """Algorithm 1 from precomputed terms: each requester's x^Delta_c at `cfg.damping` plus its noise nu_c
+    (lines 5-6), flooded (lines 7, 12-17), every client adding (1/N) x~^Delta_c once per message."""
+    n_clients, dim = theta.shape
+    if not terms:
+        return DUResult(theta.clone(), list(clients), {}, {}, {}, None, 0, [])
+    scale = du_noise.noise_scale(n_clients, len(terms), cfg.certified_noise_fix)
+    corrections, sigmas, stds, messages, degenerate, grad_evals = {}, {}, {}, [], [], 0
+    for row, t in terms.items():
+        c = clients[row]
+        corrections[c] = t.correction(cfg.damping)
+        sigmas[c] = cfg.sigma_for(t.deleted, t.deleted + t.retained, n_clients)
+        stds[c] = sigmas[c] * scale
+        messages.append(corrections[c] + _noise(dim, stds[c], cfg.seed, request_id, c).to(theta))
+        degenerate += [c] if t.degenerate else []
+        grad_evals += t.deleted + (t.retained if cfg.curvature == "fisher_diag" else 0)
+    ids = [(clients[row], request_id) for row in terms]
+    flog = flood(graph, list(clients), [clients[row] for row in terms], ids, dim)
+    update = flog.delivered.to(theta) @ torch.stack(messages)
+    return DUResult(theta + update / n_clients, list(clients), corrections, sigmas, stds, flog, grad_evals,
+                    degenerate)
+
+
 def sample_wise(model: nn.Module, spec: FlatSpec, theta: torch.Tensor, data: ClientData, forget: list[torch.Tensor],
                 graph: nx.Graph, clients: list[int], cfg: DUConfig, request_id: int = 0,
                 classes: int | None = None) -> DUResult:
     """Algorithm 1 for every client with m_c > 0 at once (simultaneous requests, Remark 2)."""
     start = time.perf_counter()
-    classes = classes or _classes(data)
-    n_clients, dim = theta.shape
-    corrections, sigmas, stds, degenerate, grad_evals = {}, {}, {}, [], 0
-    requesters = []
-    for row, c in enumerate(clients):
-        retained, deleted = local_split(data, forget, row)
-        if len(deleted) == 0:
-            continue
-        requesters.append(row)
-        corr, deg = sample_correction(model, spec, theta[row], data, retained, deleted, cfg, classes, f"client {c}")
-        if deg:
-            degenerate.append(c)
-        grad_evals += len(deleted) + (len(retained) if cfg.curvature == "fisher_diag" else 0)
-        corrections[c] = corr
-        sigmas[c] = cfg.sigma_for(len(deleted), len(deleted) + len(retained), n_clients)
-    if not requesters:
-        return DUResult(theta.clone(), list(clients), {}, {}, {}, None, 0, [], time.perf_counter() - start)
-    scale = du_noise.noise_scale(n_clients, len(requesters), cfg.certified_noise_fix)
-    messages = []
-    for row in requesters:
-        c = clients[row]
-        stds[c] = sigmas[c] * scale
-        messages.append(corrections[c] + _noise(dim, stds[c], cfg.seed, request_id, c).to(theta))
-    ids = [(clients[row], request_id) for row in requesters]
-    flog = flood(graph, list(clients), [clients[row] for row in requesters], ids, dim)
-    update = flog.delivered.to(theta) @ torch.stack(messages)
-    out = theta + update / n_clients
-    return DUResult(out, list(clients), corrections, sigmas, stds, flog, grad_evals, degenerate,
-                    time.perf_counter() - start)
+    terms = all_request_terms(model, spec, theta, data, forget, clients, cfg, classes)
+    res = apply_terms(theta, terms, graph, clients, cfg, request_id)
+    res.wall_time_s = time.perf_counter() - start
+    return res
 
 
 def class_masks(data: ClientData, cls: int, classes: int) -> list[torch.Tensor]:

@@ -37,7 +37,7 @@ from .flat import FlatSpec
 from .optim import LocalOptimizer, OptState
 
 STRATEGIES = ("auto", "vmap", "loop")
-CONV_MODELS = ("cnn", "resnet18")
+CONV_MODELS = ("cnn", "cnn_small", "resnet18")
 
 
 def resolve_strategy(strategy: str, model_name: str, device: torch.device) -> str:

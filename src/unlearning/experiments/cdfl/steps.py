@@ -12,7 +12,8 @@ In one cell, on a fixed graph (Ring, or Erdos-Renyi resampled until connected; M
 3. metrics of the averaged model: test accuracy, test accuracy on the removed class (class 0), accuracy on the
    forget set; the classifier MIA (evaluate/attacks/classifier.py) of the original model, of DU after
    fine-tuning and of RT at its best round; DU's and RT's wall time measured the same way (training and
-   unlearning computation, evaluation excluded); DU's messages and floats sent.
+   unlearning computation, evaluation excluded); DU's messages and floats sent;
+4. the damping and noise sweeps of DU before fine-tuning (spec 3.4, 3.5), from the same curvature and gradients.
 
 The results file is deterministic; wall times go to the timing file (they vary from run to run).
 """
@@ -20,7 +21,9 @@ The results file is deterministic; wall times go to the timing file (they vary f
 from __future__ import annotations
 
 import logging
+import math
 import time
+from dataclasses import replace
 
 import torch
 
@@ -148,6 +151,36 @@ def _pct_of(value: float | None) -> float | None:
     return None if value is None else 100 * value
 
 
+def training_loss(setup: Setup, flat: torch.Tensor, rows: torch.Tensor, l2: float) -> float | None:
+    """The regularised training loss of eq. 4 over the samples `rows`: mean cross-entropy + (l2/2) ||x||^2
+    (None when it is not finite)."""
+    rows = rows.to(setup.data.x.device)
+    losses, _ = per_sample_loss_and_pred(setup, flat, setup.data.x[rows], setup.data.y[rows])
+    value = float(losses.mean()) + 0.5 * l2 * float(flat.norm()) ** 2
+    return value if math.isfinite(value) else None
+
+
+def sweeps(setup: Setup, theta: torch.Tensor, terms: dict, graph, clients: list[int], du_cfg: du.DUConfig,
+           grid: dict, retained_idx: torch.Tensor, forget_idx: torch.Tensor, rt_flat: torch.Tensor) -> dict:
+    """DU before fine-tuning at every damping of cdfl.sweeps.dampings (the configured noise) and at every sigma
+    of cdfl.sweeps.sigmas (the configured damping; 0 = noiseless), from one set of requester terms (spec 3.4,
+    3.5): the retained data's training loss (eq. 4; the damping is chosen by it, never by test accuracy), test,
+    class and forget-set accuracy, the mean correction norm and the averaged model's distance to RT's."""
+
+    def point(cfg: du.DUConfig) -> dict:
+        res = du.apply_terms(theta, terms, graph, clients, cfg)
+        avg = res.theta.mean(0)
+        norm = float(torch.stack(list(res.corrections.values())).norm(dim=1).mean()) if res.corrections else 0.0
+        dist = float((avg - rt_flat).norm())
+        return {"retained_loss": training_loss(setup, avg, retained_idx, cfg.l2),
+                **model_metrics(setup, avg, forget_idx), "correction_norm": norm,
+                "distance_to_rt": dist if math.isfinite(dist) else None}
+
+    return {"damping": [{"damping": d, **point(replace(du_cfg, damping=d))} for d in grid["dampings"]],
+            "sigma": [{"sigma": s, **point(replace(du_cfg, noise="fixed" if s else "none", sigma=s))}
+                      for s in grid["sigmas"]]}
+
+
 def mia(setup: Setup, flat: torch.Tensor, retained_idx: torch.Tensor, forget_idx: torch.Tensor,
         halves: tuple[torch.Tensor, torch.Tensor], granularity: str, fit_size: int, who: str) -> dict:
     """The classifier attack on one target model: fitted on min(fit_size, |A|, |retained|) retained training samples
@@ -243,8 +276,11 @@ def step_cell(params: dict, dataset: str, part: str, topology: str, seed: int, f
         retained_idx = torch.cat([i[~m] for i, m in zip(setup.data.indices, masks)])
         retained = setup.data.retained(masks)
         # DU: Algorithm 1 at the round-K models, then fine-tuning on the retained data
-        res = du.sample_wise(setup.model, setup.spec, orig, setup.data, masks, graph, clients, du_cfg,
-                             classes=setup.classes)
+        du_start = time.perf_counter()
+        terms = du.all_request_terms(setup.model, setup.spec, orig, setup.data, masks, clients, du_cfg,
+                                     setup.classes)
+        res = du.apply_terms(orig, terms, graph, clients, du_cfg)
+        res.wall_time_s = time.perf_counter() - du_start
         corrected = model_metrics(setup, res.theta.mean(0), forget_idx)
         diverged = None
         try:
@@ -261,6 +297,7 @@ def step_cell(params: dict, dataset: str, part: str, topology: str, seed: int, f
                                                           forget_idx, {})  # a fresh optimizer
         best_round = max(range(len(rt_curve)), key=lambda k: (rt_curve[k]["test_accuracy"], -k))
         fit = cfg["eval"]["mia_fit"]
+        swept = sweeps(setup, orig, terms, graph, clients, du_cfg, cfg["sweeps"], retained_idx, forget_idx, rt_best)
         cell = {
             "forget_samples": len(forget_idx), "requesters": len(res.corrections),
             "du": {"after_correction": corrected, "after_finetune": ft_curve[-1] if ft_curve else None,
@@ -277,7 +314,9 @@ def step_cell(params: dict, dataset: str, part: str, topology: str, seed: int, f
             "rt": {"best": rt_curve[best_round], "best_round": best_round + 1, "curve": rt_curve,
                    "grad_evals": rt_grads,
                    "mia": mia(setup, rt_best, retained_idx, forget_idx, halves, granularity, fit, "rt")},
+            "sweeps": swept,
             "original": {"forget_accuracy": model_metrics(setup, orig.mean(0), forget_idx)["forget_accuracy"],
+                         "retained_loss": training_loss(setup, orig.mean(0), retained_idx, du_cfg.l2),
                          "distance_to_rt": float((orig.mean(0) - rt_best).norm()),
                          "mia": mia(setup, orig.mean(0), retained_idx, forget_idx, halves, granularity, fit,
                                     "original")},
