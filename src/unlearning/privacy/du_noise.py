@@ -22,6 +22,9 @@ at epsilon = 1 its exact delta is 4.1e-8, safe. Epsilon is accepted in (0, 1] an
 Algorithm 1 adds (1/N) nu_c to every model, so a final model carries noise of std sigma sqrt(|C|) / N,
 below the sigma that Theorem 1's Gaussian mechanism needs. `certified_noise_fix` scales each nu_c by
 N / sqrt(|C|) so that the final model's noise std is exactly sigma (default off, as in the paper).
+
+Every sigma and Delta F returned is a finite float, positive when the deletion is not empty: an epsilon whose
+sigma overflows, or constants whose Delta F leaves the float range, are refused with a one-line ValueError.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from __future__ import annotations
 import math
 import numbers
 
-from .search import finite, integer, probability
+from .search import FLOAT_MAX, FLOAT_TINY, finite, in_float_range, integer, probability
 
 C_EFF = 0.02064       # sigma = 1e-3 at m/n = 0.1, epsilon = 1, delta = 1e-5
 EPSILON_MAX = 1.0     # the classical Gaussian mechanism's range (Dwork & Roth, Thm A.1)
@@ -64,7 +67,15 @@ def sensitivity(M: float, L: float, lam: float, m: int, n: int) -> float:
     unlearned model and the retrained one, for m of n samples deleted at every client."""
     M, L, lam = finite("M", M), finite("L", L), finite("lambda", lam)
     m, n = _deletion(m, n)
-    return 2 * M * L**2 * m**2 / (lam**3 * n**2)
+    return in_float_range(lambda: 2 * M * L**2 * m**2 / (lam**3 * n**2), _constants(M, L, lam),
+                          "Delta F = 2 M L^2 m^2 / (lambda^3 n^2)", VALID_CONSTANTS, positive=m > 0)
+
+
+VALID_CONSTANTS = "M, L and lambda with 2 M L^2 / lambda^3 a finite positive float (L^2 and lambda^3 included)"
+
+
+def _constants(M: float, L: float, lam: float) -> str:
+    return f"sensitivity (Delta F) for M = {M:g}, L = {L:g}, lambda = {lam:g}"
 
 
 def sensitivity_client(M: float, L: float, lam: float, clients: int) -> float:
@@ -72,13 +83,27 @@ def sensitivity_client(M: float, L: float, lam: float, clients: int) -> float:
     weight in eq. 1); the paper calls client-wise removal a corollary and prints no formula."""
     M, L, lam = finite("M", M), finite("L", L), finite("lambda", lam)
     clients = integer("N (clients)", clients, 2)
-    return 2 * M * L**2 / (lam**3 * clients**2)
+    return in_float_range(lambda: 2 * M * L**2 / (lam**3 * clients**2), _constants(M, L, lam),
+                          "Delta F = 2 M L^2 / (lambda^3 N^2)", VALID_CONSTANTS, positive=True)
 
 
 def sigma(sensitivity_: float, epsilon: float, delta: float) -> float:
     """sigma_c = (Delta F_c / epsilon) sqrt(2 ln(1.25/delta)) (Algorithm 1; proof of Theorem 1)."""
     sensitivity_ = finite("sensitivity (Delta F)", sensitivity_, strict=False)
-    return sensitivity_ / _epsilon(epsilon) * gaussian_factor(delta)
+    epsilon = _epsilon(epsilon)
+    factor = gaussian_factor(delta)
+    value = sensitivity_ / epsilon * factor
+    if math.isfinite(value) and (value > 0 or sensitivity_ == 0):
+        return value
+    if value == 0:  # a Delta F so small that sigma underflows
+        raise ValueError(f"sensitivity (Delta F) = {sensitivity_:g}: sigma = Delta F sqrt(2 ln(1.25/delta)) / epsilon "
+                         f"underflows to 0; valid: Delta F = 0 or >= {FLOAT_TINY:g}")
+    least = sensitivity_ * factor / (FLOAT_MAX / 2)  # epsilon >= least keeps sigma <= FLOAT_MAX / 2
+    if not least <= EPSILON_MAX:
+        raise ValueError(f"sensitivity (Delta F) = {sensitivity_:g}: sigma = Delta F sqrt(2 ln(1.25/delta)) / epsilon "
+                         f"overflows for every epsilon in (0, 1]; valid: Delta F <= {FLOAT_MAX / 2 / factor:.6g}")
+    raise ValueError(f"epsilon = {epsilon:g}: sigma = Delta F sqrt(2 ln(1.25/delta)) / epsilon overflows for Delta F "
+                     f"= {sensitivity_:g}; valid: epsilon in [{least:.6g}, {EPSILON_MAX:g}]")
 
 
 def sigma_theory(M: float, L: float, lam: float, m: int, n: int, epsilon: float, delta: float) -> float:
@@ -89,8 +114,15 @@ def sigma_theory(M: float, L: float, lam: float, m: int, n: int, epsilon: float,
 def sigma_c_eff(ratio: float, epsilon: float, delta: float, c_eff: float = C_EFF) -> float:
     """sigma = (C_eff ratio^2 / epsilon) sqrt(2 ln(1.25/delta)), with ratio = m_c/n_c (sample- and class-wise)
     or 1/N (client-wise), and C_eff standing for 2 M L^2 / lambda^3 of eq. 9."""
+    return sigma(sensitivity_c_eff(c_eff, ratio), epsilon, delta)
+
+
+def sensitivity_c_eff(c_eff: float, ratio: float) -> float:
+    """Delta F = C_eff ratio^2 (ratio = m_c/n_c or 1/N): a finite float, positive when ratio is."""
     ratio = finite("m/n (deleted fraction)", ratio, 0.0, strict=False, high=1.0, high_strict=False)
-    return sigma(finite("c_eff", c_eff) * ratio**2, epsilon, delta)
+    c_eff = finite("c_eff", c_eff)
+    return in_float_range(lambda: c_eff * ratio**2, f"c_eff = {c_eff:g}", f"Delta F = C_eff ({ratio:g})^2",
+                          "a larger c_eff (Delta F at least the least float)", positive=ratio > 0)
 
 
 def c_eff_for(target_sigma: float, ratio: float, epsilon: float, delta: float) -> float:

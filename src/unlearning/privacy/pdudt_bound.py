@@ -3,6 +3,7 @@
 d1 = sqrt(I1 s1 + I2 s2 + I3 df_n + I4 df_{n-1}) + sqrt(I1' s1 + I2' s2 + I3' df_n), with s1, s2 the
 gradient variance and heterogeneity (Assumption 4.6) and df the optimality gaps of Lemma B.1. The
 paper prints D2 in I2' where the derivation gives D1 (spec 7-T): `i2_prime_denominator` picks which.
+Inputs whose powers (up to eta^5 L^3 t1^4) leave the float range are refused with a one-line ValueError.
 """
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .search import finite, integer
+from .search import finite, in_float_range, integer
+
+VALID = "inputs whose products in Theorem 4.9 (up to eta^5 L^3 n^2 t1^4) stay finite floats"
 
 
 @dataclass(frozen=True)
@@ -37,13 +40,17 @@ class BoundInputs:
 
 
 def step_size_limit(L: float, n: int, t1: int, rho1: float, rho2: float) -> float:
-    """eta must lie below this for Lemmas B.1, B.2 and Theorem 4.9."""
-    limits = [math.sqrt(1 / (12 * L**2 * t1**2))]
-    if rho1 > 0:
-        limits.append(math.sqrt(1 / (24 * L**2 * rho1**2 * n * t1)))
-    if rho2 > 0:
-        limits.append(math.sqrt(1 / (36 * L**2 * rho2**2 * (n - 1) * t1)))
-    return min(limits)
+    """eta must lie below this for Lemmas B.1, B.2 and Theorem 4.9 (a positive float, or a one-line ValueError)."""
+    def limit() -> float:
+        limits = [math.sqrt(1 / (12 * L**2 * t1**2))]
+        if rho1 > 0:
+            limits.append(math.sqrt(1 / (24 * L**2 * rho1**2 * n * t1)))
+        if rho2 > 0:
+            limits.append(math.sqrt(1 / (36 * L**2 * rho2**2 * (n - 1) * t1)))
+        return min(limits)
+
+    return in_float_range(limit, f"L = {L:g}, rho1 = {rho1:g}, rho2 = {rho2:g}, n = {n}, t1 = {t1}",
+                          "Theorem 4.9's step-size limit", VALID, positive=True)
 
 
 def d1_bound(x: BoundInputs, i2_prime_denominator: str = "D2") -> float:
@@ -53,6 +60,13 @@ def d1_bound(x: BoundInputs, i2_prime_denominator: str = "D2") -> float:
     limit = step_size_limit(x.L, x.n, x.t1, x.rho1, x.rho2)
     if not 0 < x.eta < limit:
         raise ValueError(f"eta = {x.eta}: Theorem 4.9 needs 0 < eta < {limit:.6g} for these L, n, t1, rho")
+    return in_float_range(lambda: _d1(x, i2_prime_denominator),
+                          f"L = {x.L:g}, eta = {x.eta:g}, rho1 = {x.rho1:g}, rho2 = {x.rho2:g}, n = {x.n}, "
+                          f"t1 = {x.t1}, sigma1_sq = {x.sigma1_sq:g}, sigma2_sq = {x.sigma2_sq:g}, df_n = {x.df_n:g}, "
+                          f"df_n1 = {x.df_n1:g}", "Theorem 4.9's d1", VALID)
+
+
+def _d1(x: BoundInputs, i2_prime_denominator: str) -> float:
     eta, L, n, t1, r1, r2 = x.eta, x.L, x.n, x.t1, x.rho1**2, x.rho2**2  # r1, r2 are rho squared
     D1 = 1 - 24 * eta**2 * L**2 * r1 * n * t1
     D2 = 1 - 36 * eta**2 * L**2 * r2 * (n - 1) * t1

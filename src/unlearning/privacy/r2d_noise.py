@@ -21,6 +21,14 @@ it always certifies. `analytic_sigma_paper_compat` is Balle & Wang's Algorithm 1
 2025 code (and diffprivlib) compute it, with 1 + erf(-x) that cancels at large epsilon (at epsilon = 40 it
 gives 0.128965 for Delta = 1, the exact value is 0.127297; at some epsilon it gives too little noise).
 It exists only to reproduce that code's numbers and is never the default.
+
+The float range: the analytic delta's exponent epsilon + log Phi(-b) carries a rounding error of about
+epsilon 2^-53, so above ANALYTIC_EPSILON_MAX = 1e12 the computed delta stops being exact (from about 1e17 the
+returned sigma no longer certifies delta, and from about 1e19 exp() overflows; at 1e300 the bracket spans 150
+decades and Brent's method runs out of iterations): `analytic_sigma` refuses such an epsilon before the root
+find. The paper-compat code evaluates e^epsilon and so stops at epsilon = 709.78; h(K) refuses a T, eta or L
+whose exponent (T - K) log(1 + a) + K log(1 + eta L) leaves the float range, and every sigma returned is a
+finite float, positive when Delta is.
 """
 
 from __future__ import annotations
@@ -31,10 +39,12 @@ import numbers
 from scipy.optimize import brentq
 from scipy.special import log_ndtr, ndtr
 
-from .search import finite, integer, probability
+from .search import FLOAT_MAX, LOG_FLOAT_MAX, finite, in_float_range, integer, probability
 
 MECHANISMS = ("analytic", "classical", "paper-compat")
 CLASSICAL_EPSILON_MAX = 1.0  # Theorem 3.1 (the classical Gaussian mechanism, Dwork & Roth Thm A.1)
+ANALYTIC_EPSILON_MAX = 1e12  # the analytic delta is exact to about epsilon 2^-53 in its exponent (module doc)
+PAPER_COMPAT_EPSILON_MAX = LOG_FLOAT_MAX  # e^epsilon is a float (709.78)
 
 
 # ---------------------------------------------------------------------------------------------- the bound
@@ -55,17 +65,34 @@ def h(K: int, T: int, eta: float, L: float, m: float, n: float) -> float:
     """h(K) = ((1 + eta L n/(n-m))^(T-K) - 1) (1 + eta L)^K (Theorem 3.1; Lemmas B.2 and B.3).
 
     Computed as expm1((T-K) log1p(a)) exp(K log1p(eta L)), exact to rounding for the tiny a of the experiments.
+    Refused (naming T, eta and L) when it leaves the float range (its exponent (T-K) log1p(a) + K log1p(eta L)
+    above about 709.78).
     """
     K, T, eta, L, m, n = _check_run(K, T, eta, L, m, n)
-    a = eta * L * n / (n - m)
-    return math.expm1((T - K) * math.log1p(a)) * math.exp(K * math.log1p(eta * L))
+    eta_L = eta * L
+    a = eta_L * n / (n - m)
+    e1, e2 = (T - K) * math.log1p(a), K * math.log1p(eta_L)
+    if e1 <= LOG_FLOAT_MAX and e2 <= LOG_FLOAT_MAX:  # False also for nan (eta L or a overflowing)
+        value = math.expm1(e1) * math.exp(e2)
+        if math.isfinite(value):
+            return value
+    raise ValueError(f"T (learning steps) = {T}, eta (step size) = {eta:g}, L (smoothness) = {L:g}: h(K) = "
+                     f"((1 + a)^(T-K) - 1)(1 + eta L)^K with a = eta L n/(n-m) = {a:.6g} leaves the float range "
+                     f"(its exponent (T-K) log(1 + a) + K log(1 + eta L) = {e1 + e2:.6g} > {LOG_FLOAT_MAX:.6g}); "
+                     f"valid: a smaller T, eta or L, with that exponent at most {LOG_FLOAT_MAX:.6g}")
 
 
 def sensitivity(K: int, T: int, eta: float, L: float, G: float, m: float, n: float) -> float:
     """Delta(K) = 2 m G h(K) / (L n), the bound on ||theta'_T - theta''_K|| (Theorem 3.1)."""
     G = finite("G (gradient bound)", G, strict=False)
     hk = h(K, T, eta, L, m, n)
-    return 2 * m * G * hk / (L * n)
+    if L * n == math.inf:
+        raise ValueError(f"L (smoothness) = {L:g}, n (training samples) = {n:g}: L n leaves the float range; "
+                         f"valid: L n <= {FLOAT_MAX:.6g}")
+    return in_float_range(lambda: 2 * m * G * hk / (L * n),
+                          f"Delta (sensitivity) for G = {G:g}, m = {m:g}, n = {n:g}, L = {L:g}, h(K) = {hk:.6g}",
+                          "Delta(K) = 2 m G h(K) / (L n)", "G, m, n, L, T, eta with that product a positive float",
+                          positive=m * G * hk > 0)
 
 
 # ---------------------------------------------------------------------------------------------- mechanisms
@@ -90,7 +117,18 @@ def classical_sigma(epsilon: float, delta: float, Delta: float, *, strict: bool 
                              "0 < epsilon <= 1; valid: epsilon in (0, 1], or the analytic mechanism") from None
         raise err from None
     Delta = finite("Delta (sensitivity)", Delta, strict=False)
-    return Delta * gaussian_factor(delta) / epsilon
+    return _float_sigma(Delta * gaussian_factor(delta) / epsilon, epsilon, delta, Delta)
+
+
+def _float_sigma(sigma_: float, epsilon: float, delta: float, Delta: float) -> float:
+    """`sigma_` when it is a finite float, positive when Delta is; else the one-line refusal naming epsilon."""
+    if math.isfinite(sigma_) and (sigma_ > 0 or Delta == 0):
+        return sigma_
+    how = "overflows" if not math.isfinite(sigma_) else "underflows to 0"
+    valid = "a larger epsilon or delta, or a smaller Delta(K)" if how == "overflows" else \
+        "a smaller epsilon, or a larger Delta(K)"
+    raise ValueError(f"epsilon = {epsilon:g}, delta = {delta:g}: the noise sigma for Delta = {Delta:g} {how}; "
+                     f"valid: {valid}")
 
 
 def analytic_delta(epsilon: float, sigma: float, Delta: float) -> float:
@@ -104,11 +142,24 @@ def analytic_delta(epsilon: float, sigma: float, Delta: float) -> float:
     return float(ndtr(u - v) - math.exp(epsilon + float(log_ndtr(-u - v))))
 
 
+def check_analytic_epsilon(epsilon: float) -> float:
+    """epsilon for the analytic mechanism: finite, > 0 and at most ANALYTIC_EPSILON_MAX (module doc)."""
+    try:
+        return finite("epsilon", epsilon, high=ANALYTIC_EPSILON_MAX, high_strict=False)
+    except ValueError:
+        if isinstance(epsilon, numbers.Real) and math.isfinite(epsilon) and epsilon > ANALYTIC_EPSILON_MAX:
+            raise ValueError(f"epsilon = {epsilon:g}: above {ANALYTIC_EPSILON_MAX:g} the analytic Gaussian delta is "
+                             "not exact in floating point (its exponent epsilon + log Phi loses the digits that "
+                             f"decide delta) and the root finding fails; valid: 0 < epsilon <= "
+                             f"{ANALYTIC_EPSILON_MAX:g}") from None
+        raise
+
+
 def analytic_sigma(epsilon: float, delta: float, Delta: float) -> float:
     """The least sigma with analytic_delta(epsilon, sigma, Delta) <= delta (Balle & Wang 2018, Theorem 8/Alg. 1),
     exact: a Brent root find of the exact delta(sigma) (decreasing in sigma), then moved up by ulps until the
-    exact delta is at most the target."""
-    epsilon = finite("epsilon", epsilon)
+    exact delta is at most the target. epsilon above ANALYTIC_EPSILON_MAX is refused before the root find."""
+    epsilon = check_analytic_epsilon(epsilon)
     delta = probability("delta", delta)
     Delta = finite("Delta (sensitivity)", Delta, strict=False)
     if Delta == 0:
@@ -121,11 +172,12 @@ def analytic_sigma(epsilon: float, delta: float, Delta: float) -> float:
     while gap(lo) <= 0:
         lo /= 10
         if lo < 1e-300:
-            raise ValueError(f"delta = {delta:g}: no sigma > 0 is small enough; valid: delta in (0, 1)")
+            raise ValueError(f"delta = {delta:g}: no sigma > 0 is small enough; valid: a smaller delta")
     while gap(hi) > 0:
         hi *= 10
         if hi > 1e300:
-            raise ValueError(f"epsilon = {epsilon:g}, delta = {delta:g}: the noise overflows; valid: larger values")
+            raise ValueError(f"epsilon = {epsilon:g}, delta = {delta:g}: the noise overflows; valid: a larger epsilon "
+                             "or delta")
     s = brentq(gap, lo, hi, xtol=1e-300, rtol=4 * 2.220446049250313e-16, maxiter=500)
     for _ in range(1000):
         if gap(s) <= 0:
@@ -133,7 +185,7 @@ def analytic_sigma(epsilon: float, delta: float, Delta: float) -> float:
         s = math.nextafter(s, math.inf)
     else:
         raise ValueError(f"epsilon = {epsilon:g}, delta = {delta:g}: no sigma reaches the target in floating point")
-    return s * Delta
+    return _float_sigma(s * Delta, epsilon, delta, Delta)
 
 
 def analytic_sigma_paper_compat(epsilon: float, delta: float, Delta: float, tol: float = 1e-12) -> float:
@@ -141,9 +193,10 @@ def analytic_sigma_paper_compat(epsilon: float, delta: float, Delta: float, tol:
 
     Phi(t) = (1 + erf(t / sqrt 2)) / 2, which cancels at large epsilon; doubling then bisection on s until
     |caseA/B - delta| <= tol; alpha = sqrt(1 + s/2) -/+ sqrt(s/2); sigma = alpha Delta / sqrt(2 epsilon).
-    NOT exact: use `analytic_sigma`. Kept only to reproduce numbers computed with that code.
+    NOT exact: use `analytic_sigma`. Kept only to reproduce numbers computed with that code. epsilon above
+    709.78 (where e^epsilon overflows) is refused.
     """
-    epsilon = finite("epsilon", epsilon)
+    epsilon = check_paper_compat_epsilon(epsilon)
     delta = probability("delta", delta)
     Delta = finite("Delta (sensitivity)", Delta, strict=False)
 
@@ -178,7 +231,23 @@ def analytic_sigma_paper_compat(epsilon: float, delta: float, Delta: float, tol:
             s_mid = s_inf + (s_sup - s_inf) / 2.0
         sign = -1.0 if delta > delta0 else 1.0
         alpha = math.sqrt(1.0 + s_mid / 2.0) + sign * math.sqrt(s_mid / 2.0)
-    return alpha * Delta / math.sqrt(2.0 * epsilon)
+    if Delta > 0 and not (math.isfinite(alpha) and alpha > 0):  # small epsilon: 1 + erf(-x) cancels to 0
+        raise ValueError(f"epsilon = {epsilon:g}, delta = {delta:g}: the paper-compat code breaks down in floating "
+                         f"point here (alpha = {alpha:g}, so sigma = {alpha * Delta / math.sqrt(2.0 * epsilon):g}: "
+                         "no noise); valid: a larger epsilon, or the analytic mechanism")
+    return _float_sigma(alpha * Delta / math.sqrt(2.0 * epsilon), epsilon, delta, Delta)
+
+
+def check_paper_compat_epsilon(epsilon: float) -> float:
+    """epsilon for the paper-compat code: finite, > 0 and at most 709.78, where its e^epsilon overflows."""
+    try:
+        return finite("epsilon", epsilon, high=PAPER_COMPAT_EPSILON_MAX, high_strict=False)
+    except ValueError:
+        if isinstance(epsilon, numbers.Real) and math.isfinite(epsilon) and epsilon > PAPER_COMPAT_EPSILON_MAX:
+            raise ValueError(f"epsilon = {epsilon:g}: the paper-compat code evaluates e^epsilon, which overflows "
+                             f"above {PAPER_COMPAT_EPSILON_MAX:.6g}; valid: 0 < epsilon <= "
+                             f"{PAPER_COMPAT_EPSILON_MAX:.6g}, or the analytic mechanism") from None
+        raise
 
 
 def mechanism_sigma(mechanism: str, epsilon: float, delta: float, Delta: float) -> float:
@@ -201,6 +270,10 @@ def sigma(epsilon: float, delta: float, K: int, T: int, eta: float, L: float, G:
     probability("delta", delta)
     if mechanism == "classical":
         classical_sigma(epsilon, delta, 0.0)  # refuse epsilon > 1 before anything else
+    elif mechanism == "analytic":
+        check_analytic_epsilon(epsilon)
+    else:
+        check_paper_compat_epsilon(epsilon)
     return mechanism_sigma(mechanism, epsilon, delta, sensitivity(K, T, eta, L, G, m, n))
 
 
@@ -229,7 +302,16 @@ def corollary_k(sigma_target: float, epsilon: float, delta: float, T: int, eta: 
     if m == 0:
         return 0.0
     a = eta * L * n / (n - m)
-    arg = math.exp(T * math.log1p(a)) - sigma_target * L * n * epsilon / (2 * m * G * gaussian_factor(delta))
+    if not T * math.log1p(a) <= LOG_FLOAT_MAX:
+        h(0, T, eta, L, m, n)  # the same exponent: raises naming T, eta and L
+    den = 2 * m * G * gaussian_factor(delta)
+    if den == 0:  # m G underflows: Delta(K) is 0 in floating point, nothing to rewind
+        return 0.0
+    arg = math.exp(T * math.log1p(a)) - sigma_target * L * n * epsilon / den
+    if arg != arg:  # inf / inf: sigma L n epsilon and m G both beyond the float range
+        raise ValueError(f"sigma = {sigma_target:g}: Corollary 3.2's sigma L n epsilon / (2 m G sqrt(2 log(1.25/"
+                         f"delta))) is inf / inf for m = {m:g}, G = {G:g}; valid: values whose products are finite "
+                         "floats")
     if arg <= 1:
         return 0.0
     return math.log(arg) / math.log1p(a)

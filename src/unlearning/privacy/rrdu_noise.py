@@ -22,6 +22,12 @@ All of them assume Alg. 4's plain step theta + eta (g_u + Z), whose sensitivity 
 default Adam semantics (spec 2.4) the un-noised ascent gradient also enters Adam's moments, so
 post-processing does not cover the run: the value is a *nominal* epsilon, a certificate only for the
 `sgd_literal` mode. Hence LABEL.
+
+The accountants run in floating point on the noise multiplier z = sigma / L: Opacus squares z and, at order
+256, forms the log-term (256^2 - 256) / (2 z^2) = 32640 / z^2, and the order-256 Renyi value over T_u steps
+is about 128 T_u / z^2. `multiplier_range` is the z for which all of these stay below RDP_MAX (and z^2 below
+it); a sigma outside it is refused (naming sigma, or epsilon when the sigma is Cor. 5.2's) before any
+accountant runs, instead of a ZeroDivisionError or OverflowError from inside Opacus.
 """
 
 from __future__ import annotations
@@ -29,12 +35,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .search import finite, integer, probability
+from .search import FLOAT_MAX, FLOAT_TINY, finite, integer, probability
 
 LABEL = "nominal epsilon (Alg. 4 SGD semantics)"
 WHY = ("the accountant assumes Alg. 4's plain step theta + eta (g_u + Z); under Adam semantics the un-noised "
        "ascent gradient stays in Adam's moments, so only the sgd_literal mode is certified")
 ORDERS = tuple(range(2, 257))  # integer Renyi orders of the spec's accountant (spec 2.5)
+RDP_MAX = 1e300  # the largest Renyi term the accountants may meet (well inside the float range)
+Z_MAX = 1e150    # the largest noise multiplier sigma / L: Opacus squares it (sqrt of the float range: 1.3e154)
 
 
 def check_p(p: float) -> float:
@@ -52,12 +60,39 @@ def _common(L: float, delta: float, p: float, T_u: int, N: int) -> tuple[float, 
             integer("N (clients)", N, 2))
 
 
+def multiplier_range(T_u: int) -> tuple[float, float]:
+    """The noise multipliers z = sigma / L the accountants evaluate in floating point: z^2 at most RDP_MAX and
+    Opacus's largest exponent 32640 / z^2 and the order-256 Renyi value ~128 T_u / z^2 at most RDP_MAX."""
+    return math.sqrt(max(32640.0, 128.0 * T_u) / RDP_MAX), Z_MAX
+
+
 def sigma_closed_form(L: float, epsilon: float, delta: float, p: float = 0.1, T_u: int = 100,
                       N: int = 10) -> float:
-    """Cor. 5.2 (eq. 18) with constant 1: (L/epsilon) sqrt(p T_u ln(1/delta) ln N / N)."""
+    """Cor. 5.2 (eq. 18) with constant 1: (L/epsilon) sqrt(p T_u ln(1/delta) ln N / N).
+
+    Refused (naming epsilon, with the epsilons that are valid for the other inputs) when that sigma is not a
+    finite positive float or its multiplier sigma / L lies outside `multiplier_range` (p > 0; p = 0 gives 0)."""
     L, delta, p, T_u, N = _common(L, delta, p, T_u, N)
     epsilon = finite("epsilon", epsilon, 0.0)
-    return (L / epsilon) * math.sqrt(p * T_u * math.log(1 / delta) * math.log(N) / N)
+    root = math.sqrt(p * T_u * math.log(1 / delta) * math.log(N) / N)
+    sigma = (L / epsilon) * root
+    if p > 0:
+        lo, hi = multiplier_range(T_u)
+        if not (math.isfinite(sigma) and sigma > 0 and lo <= sigma / L <= hi):
+            # z = root / epsilon in [lo, hi] and sigma = (L / epsilon) root a normal float: epsilon in
+            # [root / hi, root / lo] and in [(L / 1e308) root, (L / FLOAT_TINY) root]
+            eps_lo = max(root / hi, L / 1e308 * root) if root > 0 else math.inf
+            eps_hi = min(root / lo, L / FLOAT_TINY * root) if root > 0 else 0.0
+            if lo <= sigma / L <= hi:  # the multiplier is fine, sigma = L z itself is not a float
+                where = f"sigma = L/epsilon sqrt(p T_u ln(1/delta) ln N / N) = {sigma:.6g} is not a positive float"
+            else:
+                where = (f"sigma = {sigma:.6g} puts the noise multiplier sigma/L = {sigma / L:.6g} outside [{lo:.6g}, "
+                         f"{hi:.6g}], the multipliers the accountants evaluate in floating point")
+            valid = (f"epsilon in [{eps_lo:.6g}, {eps_hi:.6g}] for these L, delta, p, T_u, N" if eps_lo <= eps_hi
+                     else "none for these L, delta, p, T_u, N")
+            raise ValueError(f"epsilon = {epsilon:g} (L = {L:g}, p = {p:g}, T_u = {T_u}, N = {N}): {where}; "
+                             f"valid: {valid}")
+    return sigma
 
 
 def rdp_subsampled_gaussian(q: float, z: float, steps: int, orders=ORDERS) -> list[float]:
@@ -106,15 +141,33 @@ class NominalEpsilon:
                 f"{self.b_classic:.4f}; C (Lemma A.11, C = 1) {self.c_library:.4f} / {self.c_classic:.4f}")
 
 
+def _interval(lo: float, hi: float) -> str:
+    """[lo, hi] within the positive floats."""
+    hi = min(hi, FLOAT_MAX)
+    return f"[{lo:.6g}, {hi:.6g}]" if lo > 0 else f"(0, {hi:.6g}]"
+
+
 def nominal_epsilon(sigma: float, L: float, delta: float, p: float = 0.1, T_u: int = 100,
                     N: int = 10) -> NominalEpsilon:
     """Accountants A, B and C of spec 2.5 for noise std `sigma` (sigma > 0; p = 0 spends nothing)."""
     L, delta, p, T_u, N = _common(L, delta, p, T_u, N)
     sigma = finite("sigma", sigma, 0.0)
-    rdp_a = rdp_subsampled_gaussian(p, sigma / L, T_u) if p > 0 else [0.0] * len(ORDERS)
+    z = sigma / L
+    lo, hi = multiplier_range(T_u)
+    if p > 0 and not lo <= z <= hi:
+        raise ValueError(f"sigma = {sigma:g}: the noise multiplier sigma/L = {z:.6g} lies outside [{lo:.6g}, "
+                         f"{hi:.6g}], the multipliers the accountants evaluate in floating point; valid: sigma in "
+                         f"{_interval(lo * L, hi * L)} for L = {L:g}, T_u = {T_u}")
+    rdp_a = rdp_subsampled_gaussian(p, z, T_u) if p > 0 else [0.0] * len(ORDERS)
     net = math.log(N) / N
     rdp_b = [net * r for r in rdp_a]
-    a = L * L * p * T_u * math.log(N) / (sigma * sigma * N)      # Lemma A.11: RDP(alpha) = a alpha
+    num, den = L * L * p * T_u * math.log(N), sigma * sigma * N
+    if p == 0:
+        a = 0.0
+    elif FLOAT_TINY <= num < math.inf and FLOAT_TINY <= den < math.inf:
+        a = num / den                                              # Lemma A.11: RDP(alpha) = a alpha
+    else:  # L^2 or sigma^2 beyond the float range (z is inside it): the same slope through z
+        a = p * T_u * math.log(N) / N / (z * z)
     rdp_c = [a * alpha for alpha in ORDERS]
     c_classic = a + 2 * math.sqrt(a * math.log(1 / delta))        # min over real alpha > 1
     return NominalEpsilon(sigma, library_epsilon(rdp_a, delta), classic_epsilon(rdp_a, delta),
@@ -135,8 +188,19 @@ def dpsgd_noise_multiplier(sample_rate: float, steps: int, epsilon: float = 1.0,
     steps = integer("steps", steps)
     epsilon = finite("epsilon", epsilon, 0.0)
     delta = probability("delta", delta)
-    lib = float(get_noise_multiplier(target_epsilon=epsilon, target_delta=delta, sample_rate=q, steps=steps,
-                                     accountant="rdp", epsilon_tolerance=1e-3))
+    # the classic search below starts at z = 1e-3: an epsilon at or above that z's is reached by no z it
+    # searches (brentq's bracket has no sign change), and the library's bisection never ends on it
+    eps_max = classic_epsilon(rdp_subsampled_gaussian(q, 1e-3, steps), delta)
+    if not epsilon < eps_max:
+        raise ValueError(f"epsilon = {epsilon:g}: not below {eps_max:.6g}, the classic epsilon of the least noise "
+                         f"multiplier searched (1e-3) at this sample rate, steps and delta; valid: 0 < epsilon < "
+                         f"{eps_max:.6g}")
+    try:
+        lib = float(get_noise_multiplier(target_epsilon=epsilon, target_delta=delta, sample_rate=q, steps=steps,
+                                         accountant="rdp", epsilon_tolerance=1e-3))
+    except ValueError as err:  # Opacus: "The privacy budget is too low." (no noise multiplier <= 1e6 reaches it)
+        raise ValueError(f"epsilon = {epsilon:g}: {err} (the library finds no noise multiplier reaching it); valid: "
+                         "a larger epsilon or delta") from None
 
     def excess(z: float) -> float:
         return classic_epsilon(rdp_subsampled_gaussian(q, z, steps), delta) - epsilon

@@ -9,6 +9,12 @@ Three accounting variants (spec 2.4):
 * ``paper`` (A): F = c^{2K'} for every request, Z_B = 2 eta M / (b (1 - c^{n/b})), alpha in [2, 1e5];
 * ``code_b`` (B): like A on request 1, the optimal-shift factor F_tight from request 2 (Fig. 3c/3d);
 * ``code_c`` (C): F_tight always, Z_B = 2 eta M / (b (1 - c)), alpha in (1, 1e5] (Fig. 3b).
+
+The float range: c = 1 - eta m must be below 1 in floating point (else 1 - c^{n/b} = 0 divides), R at most
+R_MAX (Theorem 3.2 squares 2R and Z <= 4R) and 2 eta sigma^2, the Renyi bounds' denominator, above 0 (it
+underflows for a tiny sigma, and the bound divides by it); each is refused with a one-line ValueError. A
+Renyi bound that overflows to inf (huge M, tiny sigma) counts as "not enough", and numpy's overflow warnings
+are silenced, so such inputs end in the search's one-line "no sigma / no K" error.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from typing import Literal
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from .search import SIGMA_BRACKET, SIGMA_TOL, finite, integer, least_sigma, probability
+from .search import FLOAT_MAX, FLOAT_TINY, SIGMA_BRACKET, SIGMA_TOL, finite, integer, least_sigma, probability
 
 Variant = Literal["paper", "code_b", "code_c"]
 VARIANTS: tuple[str, ...] = ("paper", "code_b", "code_c")
@@ -32,6 +38,7 @@ ALPHA_HI = 1e5
 TABLE3_ALPHA = (2.0, 1e5)  # reproduces Table 3 (so does (2, 1e4): the optimum alpha stays below 1e3 there)
 BURN_IN = {32: 10, 128: 20, 512: 50}  # Table 2; full batch: 1000
 BURN_IN_FULL = 1000
+R_MAX = math.sqrt(FLOAT_MAX) / 4  # (4R)^2 is a float: Theorem 3.2 squares 2R and Z_T <= 4R
 
 
 @dataclass(frozen=True)
@@ -59,6 +66,13 @@ class Constants:
             raise ValueError(f"m = {self.m}, L = {self.L}: need 0 < m <= L")
         if not 0 < self.step <= 1 / self.L * (1 + 1e-12):
             raise ValueError(f"eta = {self.step}: the bounds need 0 < eta <= 1/L = {1 / self.L}")
+        if not self.c < 1:
+            raise ValueError(f"m = {self.m:g}, L = {self.L:g}: the contraction c = 1 - eta m rounds to 1 in floating "
+                             f"point (eta m = {self.step * self.m:.3g}), so 1 - c^(n/b) = 0; valid: eta m >= 2^-53, "
+                             f"i.e. m >= {2**-53 / self.step:.3g} (lambda = lam_per_n n for logistic regression)")
+        if self.R > R_MAX:
+            raise ValueError(f"R = {self.R:g}: Theorem 3.2 squares 2R (and Z <= 4R), which overflows; valid: "
+                             f"R <= {R_MAX:.6g}")
 
     @property
     def step(self) -> float:
@@ -82,6 +96,10 @@ def logistic_constants(n: int, b: int, lam_per_n: float = 1e-6, M: float = 1.0, 
     lambda = lam_per_n * n, L = 1/4 + lambda, m = lambda, eta = 1/L.
     """
     lam = finite("lam_per_n", lam_per_n) * integer("n", n, 1)
+    if not 1 - 1 / (0.25 + lam) * lam < 1:  # Constants.c, 1 - eta m
+        raise ValueError(f"lam_per_n = {lam_per_n:g}: lambda = lam_per_n n = {lam:g} makes the contraction "
+                         f"c = 1 - eta lambda round to 1 in floating point (eta = 1/(1/4 + lambda)); valid: lam_per_n "
+                         f">= {2**-52 / n:.3g}")
     return Constants(n=n, b=b, L=0.25 + lam, m=lam, M=M, R=R)
 
 
@@ -187,13 +205,15 @@ def eps_dp(rdp: Callable[[float], float], delta: float, alpha_lo: float, alpha_h
     log_inv = math.log(1 / delta)
 
     def total(alpha: float) -> float:
-        return rdp(alpha) + log_inv / (alpha - 1)
+        value = rdp(alpha) + log_inv / (alpha - 1)
+        return value if value == value else math.inf  # nan (inf x 0 of an overflowed bound): not a certificate
 
     alphas = 1 + np.geomspace(alpha_lo - 1, alpha_hi - 1, grid)
-    values = [total(float(a)) for a in alphas]
-    best = int(np.argmin(values))
-    lo, hi = float(alphas[max(best - 1, 0)]), float(alphas[min(best + 1, grid - 1)])
-    refined = minimize_scalar(total, bounds=(lo, hi), method="bounded", options={"xatol": 1e-9 * hi})
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflowed bound is inf, which certifies nothing
+        values = [total(float(a)) for a in alphas]
+        best = int(np.argmin(values))
+        lo, hi = float(alphas[max(best - 1, 0)]), float(alphas[min(best + 1, grid - 1)])
+        refined = minimize_scalar(total, bounds=(lo, hi), method="bounded", options={"xatol": 1e-9 * hi})
     return min(values[best], float(refined.fun))
 
 
@@ -231,26 +251,37 @@ def least_k(satisfied: Callable[[int], bool], start: int = 1, k_max: int = 10**7
 def thm32_epsilon(k: Constants, sigma: float, K: int, T: int, delta: float,
                   alpha: tuple[float, float] = TABLE3_ALPHA) -> float:
     """(epsilon, delta) of K unlearning epochs after T burn-in epochs, Theorem 3.2 + Prop. K.2."""
-    _check_run(sigma, K, delta, T)
+    _check_run(k, sigma, K, delta, T)
     return eps_dp(lambda a: thm32_rdp(k, sigma, K, T, a), delta, *alpha)
 
 
 def cor38_epsilon(k: Constants, sigma: float, K: int, delta: float, variant: str = "paper", request: int = 1,
                   Z: float | None = None, alpha: tuple[float, float] | None = None) -> float:
     """(epsilon, delta) of K unlearning epochs from a converged model, Cor. 3.8 + Prop. K.2 (Z defaults to Z_B)."""
-    _check_run(sigma, K, delta)
+    _check_run(k, sigma, K, delta)
     z = z_b(k, variant) if Z is None else Z
     lo, hi = alpha_range(variant) if alpha is None else alpha
     return eps_dp(lambda a: cor38_rdp(k, sigma, K, z, a, variant, request), delta, lo, hi)
 
 
-def _check_run(sigma: float, K: int, delta: float, T: int | None = None) -> None:
-    """sigma finite > 0, K >= 1 epochs, delta in (0, 1), burn-in T >= 0 epochs (or None)."""
-    finite("sigma", sigma)
+def _check_run(k: Constants, sigma: float, K: int, delta: float, T: int | None = None) -> None:
+    """sigma finite > 0 (`_check_sigma`), K >= 1 epochs, delta in (0, 1), burn-in T >= 0 epochs (or None)."""
+    _check_sigma(k, sigma)
     integer("K", K, 1)
     probability("delta", delta)
     if T is not None:
         integer("burn-in T", T, 0)
+
+
+def _check_sigma(k: Constants, sigma: float) -> float:
+    """sigma finite > 0, with 2 eta sigma^2 (the Renyi bounds' denominator) not underflowing to 0, which the bound
+    would divide by (sigma >= sqrt(2.2e-308 / (2 eta)), a normal 2 eta sigma^2, is enough)."""
+    sigma = finite("sigma", sigma)
+    if not 2 * k.step * sigma * sigma > 0:
+        least = math.sqrt(FLOAT_TINY / (2 * k.step)) * (1 + 1e-9)
+        raise ValueError(f"sigma = {sigma:g}: 2 eta sigma^2 (eta = {k.step:g}) underflows in the Renyi bound alpha "
+                         f"Z^2 / (2 eta sigma^2); valid: sigma >= {least:.6g}")
+    return sigma
 
 
 def conversion_floor(delta: float, alpha_hi: float) -> float:
@@ -367,7 +398,7 @@ def certify_k(k: Constants, sigma: float, eps: float, delta: float, T: int | Non
               variant: str = "paper") -> Certificate:
     """Given sigma, epsilon and delta: the least K (Algorithm 5) and the epsilon it achieves, which is <= eps."""
     _check_certificate(k, eps, delta, T, variant)
-    finite("sigma", sigma)
+    _check_sigma(k, sigma)
     try:
         K = least_k(lambda K: certificate_epsilon(k, sigma, K, delta, T, variant) <= eps)
     except ValueError as err:

@@ -91,7 +91,7 @@ def _certify(args) -> str:
     else:
         c = dn.C_EFF if c_eff is None else finite("c_eff", c_eff)
         ratio = 1 / integer("N (clients)", clients, 2) if clients is not None else dn.deletion_ratio(m, n)
-        sens = c * ratio**2
+        sens = dn.sensitivity_c_eff(c, ratio)
         how = f"C_eff = {c:g} x ({'1/N' if clients is not None else 'm/n'} = {ratio:.6g})^2"
     what = f"N = {clients}" if clients is not None else f"m = {m}, n = {n}"
     factor = dn.gaussian_factor(delta)
