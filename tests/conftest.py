@@ -102,6 +102,7 @@ def tiny_params(params: dict) -> dict:
     cdfl["topology"].update(kinds=["ring"])
     cdfl["train"].update(rounds=3, batch_size=16, lr=0.1)
     cdfl["eval"].update(test_images=200, mia_fit=50)
+    cdfl["convex"].update(dataset="synthetic", lambdas=[0.01, 0.1], train_per_client=40, image_side=7)
     return params
 
 

@@ -51,6 +51,9 @@ BAD = [
     (lambda c: c["partition"].update(min_size=400), "cdfl.partition.min_size", "at most 300"),
     (lambda c: c.update(models={"mnist": "logreg"}), "cdfl.models", "fashion_mnist"),
     (lambda c: c.update(typo=1), "typo", "unknown key"),
+    (lambda c: c["quick"]["convex"].update(train_per_client=6001), "cdfl.convex.train_per_client", "at most 6000"),
+    (lambda c: c["convex"].update(image_side=5), "convex.image_side", "28"),
+    (lambda c: c["convex"].update(lambdas=[0.01, 0]), "convex.lambdas", "> 0"),
 ]
 
 

@@ -25,12 +25,11 @@ import math
 import networkx as nx
 import pytest
 import torch
-import torch.nn.functional as F
-from torch.func import functional_call
 
 from unlearning.methods import du
 from unlearning.models import LogisticRegression
 from unlearning.seeding import generator
+from unlearning.train import exact
 from unlearning.train.dsgd import ClientData
 from unlearning.train.flat import FlatSpec
 
@@ -64,38 +63,10 @@ def problem(clients=N, per=PER, frac=0.1, seed=0, single_class=False):
 
 
 def minimiser(model, spec, data, keep, lam):
-    """argmin of eq. (1) on the kept samples: (1/N) sum_i mean_i CE + (lam/2)||x||^2 (each client weight 1/N)."""
-    rows = torch.cat([idx[k] for idx, k in zip(data.indices, keep)])
-    weight = torch.cat([torch.full((int(k.sum()),), 1.0 / (len(keep) * int(k.sum())), dtype=torch.float64)
-                        for k in keep])
-    xs, ys = data.x[rows], data.y[rows]
-
-    def f(w):
-        ce = F.cross_entropy(functional_call(model, spec.unflatten(w), (xs,)), ys, reduction="none")
-        return (ce * weight).sum() + lam / 2 * (w @ w)
-
-    w = torch.zeros(spec.dim, dtype=torch.float64, requires_grad=True)
-    opt = torch.optim.LBFGS([w], lr=1, max_iter=50, history_size=20, line_search_fn="strong_wolfe")
-
-    def closure():
-        opt.zero_grad()
-        loss = f(w)
-        loss.backward()
-        return loss
-
-    opt.step(closure)
-    w, eye = w.detach(), torch.eye(spec.dim, dtype=torch.float64)
-    for _ in range(50):  # Newton polish with the exact Hessian and backtracking
-        g = torch.func.grad(f)(w)
-        if float(g.norm()) < 1e-13:
-            break
-        h = sum(du.logreg_hessian(w, data.x[idx[k]], CLASSES) for idx, k in zip(data.indices, keep)) / len(keep)
-        step, t, f0 = torch.linalg.solve(h + lam * eye, g), 1.0, f(w)
-        while float(g.norm()) > 1e-8 and f(w - t * step) > f0 and t > 1e-8:  # near x*, full steps
-            t /= 2
-        w = w - t * step
-    assert float(torch.func.grad(f)(w).norm()) < 1e-12
-    return w
+    """argmin of eq. (1) on the kept samples (train/exact.py: L-BFGS, then Newton polish to ||grad|| < 1e-13)."""
+    found = exact.minimiser(model, spec, data, keep, lam, CLASSES)
+    assert found.grad_norm < 1e-12
+    return found.w
 
 
 def ratios(lam, seed=0):

@@ -296,7 +296,7 @@ def _check_sglu(cfg: dict, source: str) -> None:
 
 
 CDFL_REQUIRED = ("datasets", "models", "clients", "partition", "topology", "train", "unlearn", "sweeps", "seeds",
-                 "eval")
+                 "eval", "convex")
 
 
 def cdfl_client_samples(cfg: dict, dataset: str) -> tuple[int, str]:
@@ -353,6 +353,12 @@ def _check_cdfl(cfg: dict, source: str) -> None:
         if round(seq["total_fraction"] * samples / seq["requests"]) < 1:
             raise ParamsError(f"{source}: cdfl.unlearn.sequential.requests: {seq['requests']} requests sharing "
                               f"{seq['total_fraction']} of {samples} samples delete none each; valid: fewer requests")
+    convex = cfg["convex"]
+    _, _, convex_size = DATASET_INFO[convex["dataset"]]
+    if convex["train_per_client"] is not None and convex["train_per_client"] * n > convex_size:
+        raise ParamsError(f"{source}: cdfl.convex.train_per_client: {convex['train_per_client']} x {n} clients exceeds "
+                          f"the {convex_size} training samples of {convex['dataset']}; valid: at most "
+                          f"{convex_size // n}")
     if unlearn["client"] is not None and unlearn["client"] >= n:
         raise ParamsError(f"{source}: cdfl.unlearn.client: {unlearn['client']} is not a client index; valid: "
                           f"0..{n - 1} for cdfl.clients = {n}, or null (a seeded random client)")

@@ -1,5 +1,6 @@
 # CDFL (Wu et al. 2026; the method is DU): one cell of Tables I-IV per (dataset on disk, partition, topology,
-# seed): the original D-PSGD run, DU and RT, sample- and class-wise; then the report beside the paper's numbers.
+# seed): the original D-PSGD run, DU and RT, sample- and class-wise; the convex stand-in (cdfl.convex.dataset, when
+# on disk); then the report beside the paper's numbers.
 
 
 rule cdfl_cell:
@@ -28,16 +29,38 @@ rule cdfl_cell:
         "--out {output.result} --timing {output.timing} > {log} 2>&1"
 
 
+rule cdfl_convex:
+    input:
+        features="data/features/{dataset}.safetensors",
+        code=code("unlearning.experiments.cdfl.convex"),
+    output:
+        result="results/cdfl/{dataset}/convex.json",
+        timing="timings/cdfl/{dataset}/convex.json",
+    wildcard_constraints:
+        dataset=r"[a-z0-9_]+",
+    params:
+        cfg=lambda wc: cdfl_convex_params(),
+    log:
+        "logs/cdfl/{dataset}/convex.log",
+    benchmark:
+        "logs/benchmarks/cdfl/{dataset}/convex.tsv"
+    threads: THREADS
+    shell:
+        "{PY} --threads {threads} cdfl-convex --dataset {wildcards.dataset} --features {input.features} "
+        "--out {output.result} --timing {output.timing} > {log} 2>&1"
+
+
 rule cdfl_report:
     input:
         code=code("unlearning.experiments.cdfl.report"),
         results=cdfl_results(),
         timings=cdfl_timings(),
+        convex=cdfl_convex_results(),
     output:
         md="reports/cdfl/index.md",
         html=report("reports/cdfl/index.html", caption="../report/cdfl_index.rst", category="Reports"),
         tables=[f"reports/cdfl/{t}.csv" for t in ("table1", "table2", "table3", "table4", "timing", "sweep_damping",
-                                                  "sweep_sigma")],
+                                                  "sweep_sigma", "convex")],
     params:
         missing=cdfl_missing_args(),
     log:
@@ -45,5 +68,6 @@ rule cdfl_report:
     benchmark:
         "logs/benchmarks/cdfl/report.tsv"
     shell:
-        "{PY} cdfl-report --results {input.results} --timings {input.timings} {params.missing} "
+        "{PY} cdfl-report --results {input.results} --timings {input.timings} --convex {input.convex} "
+        "{params.missing} "
         "--out-dir reports/cdfl > {log} 2>&1"

@@ -246,6 +246,20 @@ def cdfl_timings():
     return [f"timings/cdfl/{c}.json" for c in CDFL_CELLS]
 
 
+def cdfl_convex_params():
+    """What the convex stand-in reads (its lambdas, size and image side; the clients and deletion fraction)."""
+    return {"convex": CDFL["convex"], "clients": CDFL["clients"],
+            "sample_fraction": CDFL["unlearn"]["sample_fraction"]}
+
+
+def cdfl_convex_results():
+    """The convex stand-in's result when its dataset is on disk (else the report shows it as missing)."""
+    d = CDFL["convex"]["dataset"]
+    if missing_reason(d, config["data"]["raw_root"], f"data/processed/{d}.safetensors"):
+        return []
+    return [f"results/cdfl/{d}/convex.json"]
+
+
 def cdfl_missing_args():
     if not CDFL_MISSING:
         return ""

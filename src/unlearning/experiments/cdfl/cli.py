@@ -1,4 +1,5 @@
-"""CDFL's commands: cdfl-certify (no params.yaml), cdfl-cell (one cell of Tables I-IV) and cdfl-report."""
+"""CDFL's commands: cdfl-certify (no params.yaml), cdfl-cell (one cell of Tables I-IV), cdfl-convex (the convex
+stand-in) and cdfl-report."""
 
 from __future__ import annotations
 
@@ -39,10 +40,17 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
         s.add_argument(flag, required=True)
     s.add_argument("--seed", type=int, required=True)
     add_file_options(s, ["--features", "--out", "--timing"])
+    s = sub.add_parser("cdfl-convex", parents=[common], help="CDFL: the convex stand-in (multinomial logistic "
+                       "regression at exact minimisers, noiseless DU against the retrained minimiser; see "
+                       "experiments/cdfl/convex.py)")
+    s.set_defaults(run=run)
+    s.add_argument("--dataset", required=True)
+    add_file_options(s, ["--features", "--out", "--timing"])
     s = sub.add_parser("cdfl-report", parents=[common], help="CDFL: Tables I-IV against the paper")
     s.set_defaults(run=run)
     s.add_argument("--results", nargs="*", default=[])
     s.add_argument("--timings", nargs="*", default=[])
+    s.add_argument("--convex", nargs="*", default=[], help="the convex stand-in's results (cdfl-convex)")
     s.add_argument("--missing", nargs="*", default=[], help="dataset=reason for each dataset not run")
     s.add_argument("--out-dir", required=True)
 
@@ -52,7 +60,12 @@ def run(params: dict, a) -> None:
         from . import report
 
         missing = dict(item.split("=", 1) for item in a.missing)
-        report.write_report(params, a.results, a.timings, missing, a.out_dir)
+        report.write_report(params, a.results, a.timings, missing, a.out_dir, convex=a.convex)
+        return
+    if a.step == "cdfl-convex":
+        from . import convex
+
+        convex.step_convex(params, a.dataset, a.features, a.out, a.timing)
         return
     from . import steps
 
