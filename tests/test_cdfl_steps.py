@@ -90,6 +90,7 @@ def test_report_tables_statuses_and_summary(cell, tmp_path):
     assert summary.folder == "cdfl" and summary.counts["missing"] == 4 * 2 * 3 * 4
     md = (tmp_path / "index.md").read_text()
     assert "Client-wise removal" in md and "not built yet" in md and "Choices where the paper is silent" in md
+    assert (tmp_path / "figure2.png").read_bytes().startswith(b"\x89PNG") and "figure2.png" in md
     sweep = pd.read_csv(tmp_path / "sweep_damping.csv")
     assert len(sweep) == 2 * len(params["cdfl"]["sweeps"]["dampings"])
     assert (sweep.groupby("granularity").lowest_loss.sum() == 1).all()
@@ -156,3 +157,12 @@ def test_mia_of_a_model_with_non_finite_outputs_is_missing_with_its_reason(tiny)
     assert out["accuracy"] is None and out["reason"] == "the model's outputs are not finite"
     fine = steps.mia(setup, setup.theta0, idx[20:], idx[:20], halves, "sample", 50, "du")
     assert fine["accuracy"] is not None and fine["samples"] == 40 and fine["fit_samples"] == 100
+
+
+def test_figure2_without_timed_cells_says_so(tmp_path):
+    import pandas as pd
+
+    from unlearning.experiments.cdfl.figures import figure2
+
+    assert figure2(pd.DataFrame(), tmp_path) == "figure2.png"
+    assert (tmp_path / "figure2.png").stat().st_size > 0
