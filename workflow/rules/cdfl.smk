@@ -60,7 +60,7 @@ rule cdfl_report:
         md="reports/cdfl/index.md",
         html=report("reports/cdfl/index.html", caption="../report/cdfl_index.rst", category="Reports"),
         tables=[f"reports/cdfl/{t}.csv" for t in ("table1", "table2", "table3", "table4", "timing", "sweep_damping",
-                                                  "sweep_sigma", "convex")],
+                                                  "sweep_sigma", "convex", "client")],
     params:
         missing=cdfl_missing_args(),
     log:
