@@ -166,3 +166,59 @@ def test_figure2_without_timed_cells_says_so(tmp_path):
 
     assert figure2(pd.DataFrame(), tmp_path) == "figure2.png"
     assert (tmp_path / "figure2.png").stat().st_size > 0
+
+
+def test_cell_client_wise_removal_per_weight(cell):
+    """Client-wise (eq. 5-6): one block with both weights; N-1 remaining clients on the repaired ring; the same
+    message applied with w = 1 (newton) and w = 1/N (literal), so newton's applied update is N times literal's;
+    RT trained on the N-1 clients (its grad evaluations: K rounds over their samples only); timing per weight."""
+    params, _, out = cell
+    result = json.loads((out / "cell.json").read_text())
+    n = params["cdfl"]["clients"]
+    c = result["client"]
+    target = c["target"]
+    assert 0 <= target < n and c["remaining"] == [k for k in range(n) if k != target]
+    assert c["forget_samples"] == result["client_sizes"][target]
+    # the ring of N without the target, its two neighbours joined: a ring of N-1
+    ring = sorted(sorted((c["remaining"][k], c["remaining"][(k + 1) % (n - 1)])) for k in range(n - 1))
+    assert c["graph_edges"] == ring
+    assert set(c["du"]) == set(params["cdfl"]["unlearn"]["client_weights"]) == {"newton", "literal"}
+    newton, literal = c["du"]["newton"], c["du"]["literal"]
+    assert newton["weight"] == 1.0 and literal["weight"] == pytest.approx(1 / n)
+    assert newton["correction_norm"] == pytest.approx(literal["correction_norm"])  # the same eq. 6 message
+    assert newton["applied_norm"] == pytest.approx(n * literal["applied_norm"], rel=1e-4)
+    assert newton["messages"] > 0 and newton["floats"] == newton["messages"] * result["dim"]
+    for d in (newton, literal):
+        assert d["diverged"] is None and len(d["finetune_curve"]) == params["cdfl"]["unlearn"]["finetune_rounds"]
+        assert d["after_finetune"]["forget_accuracy"] is not None and d["mia"]["accuracy"] is not None
+    rt = c["rt"]
+    assert len(rt["curve"]) == result["rounds"]
+    assert rt["best"]["test_accuracy"] == max(p["test_accuracy"] for p in rt["curve"])
+    retained = sum(s for k, s in enumerate(result["client_sizes"]) if k != target)
+    assert rt["grad_evals"] == result["rounds"] * retained
+    assert c["original"]["forget_accuracy"] is not None and c["original"]["mia"]["samples"] % 2 == 0
+    assert rt["mia"]["samples"] == c["original"]["mia"]["samples"]
+    timing = json.loads((out / "t.json").read_text())
+    assert timing["client"]["rt_s"] > 0
+    assert all(timing["client"][w]["du_correction_s"] > 0 and timing["client"][w]["du_s"] > 0
+               for w in ("newton", "literal"))
+
+
+def test_report_writes_the_client_wise_table(cell, tmp_path):
+    import pandas as pd
+
+    from unlearning.experiments.cdfl import report
+    from unlearning.report.compare import kind
+
+    params, _, out = cell
+    report.write_report(params, [str(out / "cell.json")], [str(out / "t.json")], {}, str(tmp_path))
+    client = pd.read_csv(tmp_path / "client.csv", keep_default_na=False)
+    assert sorted(client.weight) == ["literal", "newton"] and (client.remaining == params["cdfl"]["clients"] - 1).all()
+    assert all(kind(s) == "no paper value" for s in client.status)
+    assert all(s.startswith("not gated") for s in client.mia_du_status)
+    gap = client.du_after_finetune - client.rt_test
+    assert (abs(client.gap - gap) < 1e-3).all()
+    timing = pd.read_csv(tmp_path / "timing.csv")
+    assert {"client (newton)", "client (literal)"} <= set(timing.granularity)
+    md = (tmp_path / "index.md").read_text()
+    assert report.CLIENT_TITLE in md and "PDUDT beside DU (client-wise) and Figure 1" in md

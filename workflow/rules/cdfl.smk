@@ -61,7 +61,7 @@ rule cdfl_report:
         html=report("reports/cdfl/index.html", caption="../report/cdfl_index.rst", category="Reports"),
         figure2=report("reports/cdfl/figure2.png", caption="../report/cdfl_figure2.rst", category="CDFL"),
         tables=[f"reports/cdfl/{t}.csv" for t in ("table1", "table2", "table3", "table4", "timing", "sweep_damping",
-                                                  "sweep_sigma", "convex")],
+                                                  "sweep_sigma", "convex", "client")],
     params:
         missing=cdfl_missing_args(),
     log:

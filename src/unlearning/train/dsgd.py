@@ -32,7 +32,7 @@ from torch.func import functional_call, grad, vmap
 from tqdm import tqdm
 
 from ..seeding import generator
-from ..topology import graph_for_round, metropolis_hastings, metropolis_hastings_without
+from ..topology import graph_for_round, metropolis_hastings, metropolis_hastings_without, repair_after_removal
 from .flat import FlatSpec
 from .optim import LocalOptimizer, OptState
 
@@ -75,6 +75,7 @@ class Schedule:
     seed: int
     graph_nodes: int           # nodes of every round's graph (all clients, active or not)
     keep_connected_without: tuple[int, ...] = ()  # graphs stay connected without these clients
+    repaired_without: tuple[int, ...] = ()  # clients that have left: every round's graph is repaired without them
     experiment: str = ""       # named in errors (a diverged run)
     optimizer: str = "sgd"     # local optimizer: sgd | momentum | adam (train/optim.py), per-client state
     momentum: float = 0.9      # heavy-ball coefficient of optimizer "momentum"
@@ -269,6 +270,8 @@ def train(model: nn.Module, spec: FlatSpec, theta: torch.Tensor, data: ClientDat
     W_without (the MH matrix without the removable clients, zero rows/columns there) when the schedule
     names removable clients;
     `checkpoints` (a CheckpointStore) receives the models every `checkpoint_every` rounds.
+    With `sched.repaired_without` (clients that have left), every round's graph first loses their nodes and is
+    repaired (topology.repair_after_removal: a ring stays a ring, components are joined) before the MH weights.
     """
     grad_fn = grad(make_loss(model, spec))
     log, start = TrainLog(), time.perf_counter()
@@ -286,6 +289,8 @@ def train(model: nn.Module, spec: FlatSpec, theta: torch.Tensor, data: ClientDat
     for t in tqdm(rounds, desc="rounds", disable=not progress, mininterval=5):
         graph = graph_for_round(sched.topology, sched.graph_nodes, sched.p_edge, sched.seed, t,
                                 without=sched.keep_connected_without)
+        if sched.repaired_without:  # the departed clients' node removed and the graph repaired (topology.py)
+            graph = repair_after_removal(graph, sched.repaired_without, sched.topology)
         w = metropolis_hastings(graph, nodes=clients).to(theta)
         idx, weight = round_batches(data, clients, sched, t)
         state_before = opt_state

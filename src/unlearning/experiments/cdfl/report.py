@@ -17,7 +17,15 @@ import pandas as pd
 
 from ...evaluate.attacks.classifier import GATE_MIN
 from ...files import atomic_path, read_json
-from ...report.compare import count_tables, missing_status, read_reference, statuses, verdict, within_tolerance
+from ...report.compare import (
+    NO_PAPER,
+    count_tables,
+    missing_status,
+    read_reference,
+    statuses,
+    verdict,
+    within_tolerance,
+)
 from ...report.index import Summary
 from ...report.page import Page, select
 from ...resolved import check_inputs
@@ -182,7 +190,76 @@ def timing_table(results: list[dict], timings: list[dict]) -> pd.DataFrame:
                          "du_round_equivalents": None if du_s is None else du_s / (rt_s / rounds),
                          "messages": r["granularities"][g]["du"]["messages"],
                          "floats": r["granularities"][g]["du"]["floats"], "status": status})
+        client, tc = r.get("client"), t.get("client")
+        for weight in (client or {}).get("du", {}) if tc else ():
+            du_s, rt_s, rounds = tc[weight]["du_s"], tc["rt_s"], r["rounds"]
+            ratio = du_s / rt_s if du_s is not None and rt_s else None
+            status = (missing_status("DU diverged in fine-tuning") if ratio is None else
+                      f"not gated (K = {rounds} < 50)" if rounds < 50 else within_tolerance(ratio, 0.0, 0.10))
+            rows.append({"dataset": r["dataset"], "partition": r["partition"], "topology": r["topology"],
+                         "seed": r["seed"], "granularity": f"client ({weight})",
+                         "du_correction_s": tc[weight]["du_correction_s"], "du_s": du_s, "rt_s": rt_s,
+                         "du_over_rt": ratio, "du_round_equivalents": None if du_s is None else du_s / (rt_s / rounds),
+                         "messages": client["du"][weight]["messages"], "floats": client["du"][weight]["floats"],
+                         "status": status})
     return pd.DataFrame(rows)
+
+
+CLIENT_COLUMNS = ["dataset", "partition", "topology", "seed", "weight", "removed_client", "remaining",
+                  "du_after_correction", "du_after_finetune", "rt_test", "rt_best_round", "gap",
+                  "forget_acc_original", "forget_acc_du", "forget_acc_rt", "mia_original", "mia_du", "mia_rt",
+                  "mia_samples", "mia_original_status", "mia_du_status", "mia_rt_status", "correction_norm",
+                  "applied_norm", "distance_to_rt", "original_distance_to_rt", "messages", "floats", "status"]
+CLIENT_TITLE = "Client-wise removal (no paper table: Figures 1d-f and 2c are images)"
+
+
+def _mia_status(m: dict | None, who: str) -> str:
+    """The tables' MIA convention for one model: the original shows whether the attack has signal; DU and RT are
+    gated on 50 +- MIA_TOL only where 2s >= GATE_MIN."""
+    if m is None or m.get("accuracy") is None:
+        return missing_status((m or {}).get("reason") or "DU diverged in fine-tuning")
+    if who == "original":
+        return "attack signal: " + ("yes (interval excludes 50)" if m["ci_low"] > 50 or m["ci_high"] < 50
+                                    else "none (interval holds 50)")
+    return within_tolerance(m["accuracy"], 50.0, MIA_TOL) if m["samples"] >= GATE_MIN else NOT_GATED
+
+
+def client_table(results: list[dict], missing_reason: str) -> pd.DataFrame:
+    """Client-wise removal, one row per cell and weight (eq. 5-6; newton: w = 1, literal: w = 1/N): DU after
+    correction and after fine-tuning against RT (best round) on the N-1 remaining clients, the gap (DU after
+    fine-tuning - RT, as class-wise: the removal must be forgotten, not only corrected), accuracy on the removed
+    client's data and the MIA with its samples as the forget set. The paper's client-wise results are figures
+    only, so every row is "no paper value"; a missing row when no cell ran it."""
+    rows = []
+    for r in sorted(results, key=lambda r: (r["dataset"], r["partition"], r["topology"], r["seed"])):
+        c = r.get("client")
+        if not c:
+            continue
+        rt, orig = c["rt"], c["original"]
+        for weight, d in c["du"].items():
+            tuned = d["after_finetune"]
+            gap = None if tuned is None else tuned["test_accuracy"] - rt["best"]["test_accuracy"]
+            mias = {who: m for who, m in (("original", orig["mia"]), ("du", d["mia"]), ("rt", rt["mia"]))}
+            rows.append({
+                "dataset": r["dataset"], "partition": r["partition"], "topology": r["topology"], "seed": r["seed"],
+                "weight": weight, "removed_client": c["target"], "remaining": len(c["remaining"]),
+                "du_after_correction": d["after_correction"]["test_accuracy"],
+                "du_after_finetune": None if tuned is None else tuned["test_accuracy"],
+                "rt_test": rt["best"]["test_accuracy"], "rt_best_round": rt["best_round"], "gap": gap,
+                "forget_acc_original": orig["forget_accuracy"],
+                "forget_acc_du": None if tuned is None else tuned["forget_accuracy"],
+                "forget_acc_rt": rt["best"]["forget_accuracy"],
+                **{f"mia_{who}": None if m is None else m.get("accuracy") for who, m in mias.items()},
+                "mia_samples": rt["mia"]["samples"],
+                **{f"mia_{who}_status": _mia_status(m, who) for who, m in mias.items()},
+                "correction_norm": d["correction_norm"], "applied_norm": d["applied_norm"],
+                "distance_to_rt": d["distance_to_rt"], "original_distance_to_rt": orig["distance_to_rt"],
+                "messages": d["messages"], "floats": d["floats"],
+                "status": f"{NO_PAPER} (Figures 1d-f, 2c are images)" if d["diverged"] is None else
+                f"{NO_PAPER} (DU diverged in fine-tuning)"})
+    if not rows:
+        rows = [{"status": missing_status(missing_reason)}]
+    return pd.DataFrame(rows).reindex(columns=CLIENT_COLUMNS)
 
 
 SWEEP_COLUMNS = ["dataset", "partition", "topology", "seed", "granularity", "damping", "sigma", "retained_loss",
@@ -326,8 +403,10 @@ def write_report(params: dict, result_files: list[str], timing_files: list[str],
     damping, sigma = sweep_table(results, "damping"), sweep_table(results, "sigma")
     convex_dataset = cfg["convex"]["dataset"]
     stand_in = convex_table(_load(convex or []), missing.get(convex_dataset) or "not run (no cdfl-convex result)")
+    client = client_table(results, "client-wise not run: client is not in cdfl.unlearn.granularities"
+                          if "client" not in cfg["unlearn"]["granularities"] else "no cell results")
     for name, df in (*tables.items(), ("timing", times), ("sweep_damping", damping), ("sweep_sigma", sigma),
-                     ("convex", stand_in)):
+                     ("convex", stand_in), ("client", client)):
         with atomic_path(out / f"{name}.csv") as tmp:
             df.to_csv(tmp, index=False, float_format="%.6g")
     page = Page(f"CDFL (Wu et al., 2026): DU against retraining, scale `{params['scale']}`")
@@ -343,6 +422,19 @@ def write_report(params: dict, result_files: list[str], timing_files: list[str],
     for name in TABLES:
         page.heading(TITLES[name])
         page.table(select(tables[name], COLUMNS), ".4g")
+    page.heading(CLIENT_TITLE)
+    page.text("One client (cdfl.unlearn.client; null: a seeded random one) leaves at round K. DU: eq. 5-6 at the "
+              "round-K models, the remaining clients' curvature (the configured curvature and damping), the message "
+              "flooded on the round-K graph, every remaining client adding w times it: newton w = 1 (the Newton step "
+              "eq. 6 implies, spec A10), literal w = 1/N (Algorithm 1's weight); then "
+              f"{cfg['unlearn']['finetune_rounds']} fine-tuning round(s) on the N-1 clients. RT: K rounds from the "
+              "initialisation on the N-1 clients, best round. Both train on the graph without the removed node, "
+              "repaired (spec 5.2: a ring's two neighbours joined; Erdos-Renyi components joined by their lowest "
+              "nodes), MH weights recomputed. Test accuracy: the remaining clients' averaged model; forget accuracy "
+              "and the MIA's forget set: the removed client's samples (the original: the remaining clients' "
+              "average). gap = DU after fine-tuning - RT. No paper numbers: Figures 1d-f and 2c are images.")
+    page.table(select(client, [c for c in CLIENT_COLUMNS if c not in ("applied_norm", "original_distance_to_rt",
+                                                                        "messages", "floats")]), ".4g")
     page.heading("Time: DU (correction + fine-tuning) against RT")
     page.table(times, ".4g")
     page.figure(figure2(times, out), "Figure 2: DU vs RT time per granularity")
@@ -370,8 +462,8 @@ def write_report(params: dict, result_files: list[str], timing_files: list[str],
     page.heading("Missing")
     page.bullets(
         [f"- {d}: {reason}" for d, reason in missing.items()]
-        + ["- Client-wise removal (eq. 5-6, both weights) and PDUDT beside DU: not built yet.",
-           "- Figure 1 (accuracy over rounds, sequential requests): not built yet.",
+        + ["- Client-wise removal (eq. 5-6, both weights, RT on the N-1 clients): built (client.csv); PDUDT beside "
+           "DU (client-wise) and Figure 1 (accuracy over rounds with sequential requests): not built yet.",
            "- The convex stand-in in the paper's training regime (D-PSGD at the cell's lr: ratio to RT, accuracy "
            "before fine-tuning; note 3): not built yet."])
     page.heading("Choices where the paper is silent")

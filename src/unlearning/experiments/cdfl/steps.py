@@ -13,7 +13,12 @@ In one cell, on a fixed graph (Ring, or Erdos-Renyi resampled until connected; M
    forget set; the classifier MIA (evaluate/attacks/classifier.py) of the original model, of DU after
    fine-tuning and of RT at its best round; DU's and RT's wall time measured the same way (training and
    unlearning computation, evaluation excluded); DU's messages and floats sent;
-4. the damping and noise sweeps of DU before fine-tuning (spec 3.4, 3.5), from the same curvature and gradients.
+4. the damping and noise sweeps of DU before fine-tuning (spec 3.4, 3.5), from the same curvature and gradients;
+5. client-wise removal (when `client` is in cdfl.unlearn.granularities; `client_cell`): one client (cdfl.unlearn.client,
+   or a seeded random one) leaves; the graph loses its node and is repaired (spec 5.2, topology.repair_after_removal,
+   through the engine's `Schedule.repaired_without`); for each weight of cdfl.unlearn.client_weights, DU eq. 5-6 at
+   the round-K models (the remaining clients' curvature) then fine-tuning on the N-1 clients; RT: K rounds from the
+   initialisation on the N-1 clients and the repaired graph; the removed client's samples are the forget set.
 
 The results file is deterministic; wall times go to the timing file (they vary from run to run).
 """
@@ -39,13 +44,13 @@ from ...methods import du
 from ...models import build_model
 from ...resolved import config_record
 from ...seeding import derive_seed, generator
-from ...topology import graph_for_round
+from ...topology import graph_for_round, repair_after_removal
 from ...train.dsgd import ClientData, Diverged, Schedule, resolve_strategy, train
 from ...train.flat import FlatSpec
 
 log = logging.getLogger("unlearning")
 
-GRANULARITIES = ("sample", "class")  # client-wise removal: not built yet
+GRANULARITIES = ("sample", "class")  # client-wise removal: its own block (`client_cell`), results["client"]
 SECTION = "cdfl"
 
 
@@ -128,7 +133,7 @@ def request_masks(setup: Setup, granularity: str) -> list[torch.Tensor]:
         return forget_masks("fraction", setup.data.indices, labels, seed, fraction=unlearn["sample_fraction"])
     if granularity == "class":
         return forget_masks("class", setup.data.indices, labels, seed, cls=unlearn["class"])
-    raise ValueError(f"granularity {granularity!r}: valid: {', '.join(GRANULARITIES)} (client-wise is not built yet)")
+    raise ValueError(f"granularity {granularity!r}: valid: {', '.join(GRANULARITIES)} (client-wise: client_cell)")
 
 
 # ----------------------------------------------------------------------------------------------- metrics
@@ -332,9 +337,97 @@ def step_cell(params: dict, dataset: str, part: str, topology: str, seed: int, f
                  _num(after.get("class_accuracy")), rt_curve[best_round]["class_accuracy"],
                  _pct(cell["original"]["mia"]), _pct(cell["du"]["mia"]), _pct(cell["rt"]["mia"]),
                  _num(times[granularity]["du_s"]), rt_s)
+    if "client" in cfg["unlearn"]["granularities"]:
+        result["client"], times["client"] = client_cell(setup, orig, orig_state, theta0, sched, du_cfg, graph, halves)
     write_json(out, result)
     write_json(timing, {"experiment": setup.name, "wall_time_s": time.perf_counter() - start, **times,
                         "original_grad_evals": orig_grads, "device": str(setup.device), "strategy": setup.strategy})
+
+
+def pick_client(setup: Setup) -> int:
+    """The removed client: cdfl.unlearn.client, or (null) one drawn from derive_seed(seed, cell, "client")."""
+    cfg = config(setup.params)
+    n, chosen = cfg["clients"], cfg["unlearn"]["client"]
+    if chosen is None:
+        return derive_seed(setup.seed, setup.name, "client") % n
+    if not 0 <= int(chosen) < n:
+        raise ValueError(f"cdfl.unlearn.client = {chosen!r}: not a client; valid: null or 0 .. {n - 1}")
+    return int(chosen)
+
+
+def client_cell(setup: Setup, orig: torch.Tensor, orig_state: dict, theta0: torch.Tensor, sched: Schedule,
+                du_cfg: du.DUConfig, graph, halves: tuple[torch.Tensor, torch.Tensor]) -> tuple[dict, dict]:
+    """Client-wise removal (Sec. IV-C, eq. 5-6; spec 3.3, A10, A13): DU per weight of cdfl.unlearn.client_weights
+    (newton: w = 1, literal: w = 1/N; the same message, so newton's applied update is N times literal's), then
+    fine-tuning on the N-1 remaining clients; RT from theta^0 on them (best round). Both train on the graph
+    without the removed node, repaired (spec 5.2) by the engine (`Schedule.repaired_without`). Returns the
+    results block and its wall times."""
+    cfg = config(setup.params)
+    rounds, ft_rounds, fit = cfg["train"]["rounds"], cfg["unlearn"]["finetune_rounds"], cfg["eval"]["mia_fit"]
+    clients = list(range(cfg["clients"]))
+    target = pick_client(setup)
+    remaining = [c for c in clients if c != target]
+    after = replace(sched, repaired_without=(target,))
+    repaired = repair_after_removal(graph, target, sched.topology)
+    forget_idx = setup.data.indices[target]
+    retained_idx = torch.cat([setup.data.indices[c] for c in remaining])
+    rows = [clients.index(c) for c in remaining]
+    opt = orig_state.get("opt")
+    # RT: retrain from theta^0 on the N-1 remaining clients, on the repaired graph, best round
+    _, rt_curve, rt_best, rt_s, rt_grads = run_rounds(setup, theta0[rows], setup.data, remaining, after,
+                                                      range(rounds), forget_idx, {})  # a fresh optimizer
+    best_round = max(range(len(rt_curve)), key=lambda k: (rt_curve[k]["test_accuracy"], -k))
+    weights, times = {}, {}
+    for weight in cfg["unlearn"]["client_weights"]:
+        wcfg = replace(du_cfg, client_weight=weight)
+        res = du.client_wise(setup.model, setup.spec, orig, setup.data, target, graph, clients, wcfg,
+                             classes=setup.classes)
+        corrected = model_metrics(setup, res.theta.mean(0), forget_idx)
+        diverged = None
+        try:
+            if not bool(torch.isfinite(res.theta).all()):
+                raise Diverged(f"{setup.name}: DU's client-wise correction ({weight}) produced non-finite weights")
+            state = {"opt": None if opt is None else opt.select(rows)}  # the remaining clients keep their state
+            tuned, ft_curve, _, ft_s, ft_grads = run_rounds(setup, res.theta, setup.data, remaining, after,
+                                                            range(rounds, rounds + ft_rounds), forget_idx, state)
+        except Diverged as err:  # reported as the cell's result (no retuning per cell), not a crash
+            log.warning("%s client (%s): DU diverged: %s", setup.name, weight, err)
+            diverged, tuned, ft_curve, ft_s, ft_grads = str(err), None, [], None, 0
+        applied = (res.theta - orig[rows]).norm(dim=1)
+        weights[weight] = {
+            "weight": 1.0 / len(clients) if weight == "literal" else 1.0,
+            "after_correction": corrected, "after_finetune": ft_curve[-1] if ft_curve else None,
+            "finetune_curve": ft_curve, "diverged": diverged, "grad_evals": res.grad_evals + ft_grads,
+            "messages": res.flood.messages_sent, "floats": res.flood.floats_sent, "hops": res.flood.hops,
+            "sigma": res.sigmas[target], "noise_std": res.noise_std[target],
+            "correction_norm": float(res.corrections[target].norm()),
+            "applied_norm": float(applied.mean()) if bool(torch.isfinite(applied).all()) else None,
+            "distance_to_rt": None if tuned is None else float((tuned.mean(0) - rt_best).norm()),
+            "mia": None if tuned is None else mia(setup, tuned.mean(0), retained_idx, forget_idx, halves, "client",
+                                                  fit, f"du-{weight}")}
+        times[weight] = {"du_correction_s": res.wall_time_s, "du_finetune_s": ft_s,
+                         "du_s": None if ft_s is None else res.wall_time_s + ft_s}
+    times["rt_s"] = rt_s
+    original = {**model_metrics(setup, orig[rows].mean(0), forget_idx),
+                "forget_accuracy_all": model_metrics(setup, orig.mean(0), forget_idx)["forget_accuracy"],
+                "distance_to_rt": float((orig[rows].mean(0) - rt_best).norm()),
+                "mia": mia(setup, orig[rows].mean(0), retained_idx, forget_idx, halves, "client", fit, "original")}
+    block = {"target": target, "remaining": remaining, "forget_samples": len(forget_idx),
+             "graph_edges": sorted([sorted(e) for e in repaired.edges]),
+             "du": weights,
+             "rt": {"best": rt_curve[best_round], "best_round": best_round + 1, "curve": rt_curve,
+                    "grad_evals": rt_grads,
+                    "mia": mia(setup, rt_best, retained_idx, forget_idx, halves, "client", fit, "rt")},
+             "original": original}
+    for weight, d in weights.items():
+        tuned = d["after_finetune"] or {}
+        log.info("%s client %d (%s): DU %s %% after correction, %s %% after fine-tuning; RT best %.2f %% (round %d); "
+                 "forget acc orig %s DU %s RT %s; MIA orig %s DU %s RT %s; DU %s s vs RT %.2f s", setup.name, target,
+                 weight, _num(d["after_correction"]["test_accuracy"]), _num(tuned.get("test_accuracy")),
+                 rt_curve[best_round]["test_accuracy"], best_round + 1, _num(original["forget_accuracy"]),
+                 _num(tuned.get("forget_accuracy")), _num(rt_curve[best_round]["forget_accuracy"]),
+                 _pct(original["mia"]), _pct(d["mia"]), _pct(block["rt"]["mia"]), _num(times[weight]["du_s"]), rt_s)
+    return block, times
 
 
 def _pct(m: dict | None) -> str:
