@@ -1,8 +1,9 @@
 """CDFL's figures (Wu et al. 2026). Figure 1 (`figure1`): test accuracy over rounds with sequential requests
 and client-wise removal, from experiments/cdfl/figure1.py's results. Figure 2: the time of DU (correction +
 fine-tuning) against RT's, per granularity, measured the same way in one process (evaluation excluded); bars
-are means over the cells, error bars their standard deviation. The paper's own bars are images only, so nothing is drawn beside them; the
-numbers behind the figure are `timing.csv` (wall times: they vary from run to run, like the figure)."""
+are means over the cells, error bars their standard deviation. The paper's own bars are images only, so nothing
+is drawn beside them; the numbers behind the figure are `timing.csv` (wall times: they vary from run to run, like
+the figure)."""
 
 from __future__ import annotations
 
