@@ -221,4 +221,4 @@ def test_report_writes_the_client_wise_table(cell, tmp_path):
     timing = pd.read_csv(tmp_path / "timing.csv")
     assert {"client (newton)", "client (literal)"} <= set(timing.granularity)
     md = (tmp_path / "index.md").read_text()
-    assert report.CLIENT_TITLE in md and "PDUDT beside DU (client-wise) and Figure 1" in md
+    assert report.CLIENT_TITLE in md and "Figure 1: built (figure1.csv); PDUDT beside DU" in md

@@ -1,6 +1,6 @@
 # CDFL (Wu et al. 2026; the method is DU): one cell of Tables I-IV per (dataset on disk, partition, topology,
 # seed): the original D-PSGD run, DU and RT, sample- and class-wise; the convex stand-in (cdfl.convex.dataset, when
-# on disk); then the report beside the paper's numbers.
+# on disk); Figure 1's curves (IID + Erdos-Renyi) per dataset on disk; then the report beside the paper's numbers.
 
 
 rule cdfl_cell:
@@ -50,18 +50,43 @@ rule cdfl_convex:
         "--out {output.result} --timing {output.timing} > {log} 2>&1"
 
 
+rule cdfl_figure1:
+    input:
+        features="data/features/{dataset}.safetensors",
+        code=code("unlearning.experiments.cdfl.figure1"),
+    output:
+        result="results/cdfl/{dataset}/figure1.json",
+        timing="timings/cdfl/{dataset}/figure1.json",
+    wildcard_constraints:
+        dataset=r"[a-z0-9_]+",
+    params:
+        cfg=lambda wc: cdfl_figure1_params(wc.dataset),
+    log:
+        "logs/cdfl/{dataset}/figure1.log",
+    benchmark:
+        "logs/benchmarks/cdfl/{dataset}/figure1.tsv"
+    threads: THREADS
+    resources:
+        gpu=GPU,
+    shell:
+        "{PY} --threads {threads} cdfl-figure1 --dataset {wildcards.dataset} --features {input.features} "
+        "--out {output.result} --timing {output.timing} > {log} 2>&1"
+
+
 rule cdfl_report:
     input:
         code=code("unlearning.experiments.cdfl.report"),
         results=cdfl_results(),
         timings=cdfl_timings(),
         convex=cdfl_convex_results(),
+        figure1=cdfl_figure1_results(),
     output:
         md="reports/cdfl/index.md",
         html=report("reports/cdfl/index.html", caption="../report/cdfl_index.rst", category="Reports"),
+        figure1=report("reports/cdfl/figure1.png", caption="../report/cdfl_figure1.rst", category="CDFL"),
         figure2=report("reports/cdfl/figure2.png", caption="../report/cdfl_figure2.rst", category="CDFL"),
         tables=[f"reports/cdfl/{t}.csv" for t in ("table1", "table2", "table3", "table4", "timing", "sweep_damping",
-                                                  "sweep_sigma", "convex", "client")],
+                                                  "sweep_sigma", "convex", "client", "figure1")],
     params:
         missing=cdfl_missing_args(),
     log:
@@ -70,5 +95,6 @@ rule cdfl_report:
         "logs/benchmarks/cdfl/report.tsv"
     shell:
         "{PY} cdfl-report --results {input.results} --timings {input.timings} --convex {input.convex} "
+        "--figure1 {input.figure1} "
         "{params.missing} "
         "--out-dir reports/cdfl > {log} 2>&1"

@@ -260,6 +260,16 @@ def cdfl_convex_results():
     return [f"results/cdfl/{d}/convex.json"]
 
 
+def cdfl_figure1_params(dataset):
+    """What Figure 1 reads: a cell's settings and its window."""
+    return {**cdfl_cell_params(dataset), "figure1": CDFL["figure1"]}
+
+
+def cdfl_figure1_results():
+    """Figure 1's results, one per dataset on disk (the others show as missing in the report)."""
+    return [f"results/cdfl/{d}/figure1.json" for d in CDFL_RUN]
+
+
 def cdfl_missing_args():
     if not CDFL_MISSING:
         return ""

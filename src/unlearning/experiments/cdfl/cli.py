@@ -1,5 +1,5 @@
 """CDFL's commands: cdfl-certify (no params.yaml), cdfl-cell (one cell of Tables I-IV), cdfl-convex (the convex
-stand-in) and cdfl-report."""
+stand-in), cdfl-figure1 (Figure 1's curves) and cdfl-report."""
 
 from __future__ import annotations
 
@@ -46,11 +46,18 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
     s.set_defaults(run=run)
     s.add_argument("--dataset", required=True)
     add_file_options(s, ["--features", "--out", "--timing"])
+    s = sub.add_parser("cdfl-figure1", parents=[common], help="CDFL: Figure 1's curves (IID + Erdos-Renyi): test "
+                       "accuracy of DU and RT over rounds with sequential requests, and client-wise removal (see "
+                       "experiments/cdfl/figure1.py)")
+    s.set_defaults(run=run)
+    s.add_argument("--dataset", required=True)
+    add_file_options(s, ["--features", "--out", "--timing"])
     s = sub.add_parser("cdfl-report", parents=[common], help="CDFL: Tables I-IV against the paper")
     s.set_defaults(run=run)
     s.add_argument("--results", nargs="*", default=[])
     s.add_argument("--timings", nargs="*", default=[])
     s.add_argument("--convex", nargs="*", default=[], help="the convex stand-in's results (cdfl-convex)")
+    s.add_argument("--figure1", nargs="*", default=[], help="Figure 1's results (cdfl-figure1)")
     s.add_argument("--missing", nargs="*", default=[], help="dataset=reason for each dataset not run")
     s.add_argument("--out-dir", required=True)
 
@@ -60,7 +67,12 @@ def run(params: dict, a) -> None:
         from . import report
 
         missing = dict(item.split("=", 1) for item in a.missing)
-        report.write_report(params, a.results, a.timings, missing, a.out_dir, convex=a.convex)
+        report.write_report(params, a.results, a.timings, missing, a.out_dir, convex=a.convex, figure1=a.figure1)
+        return
+    if a.step == "cdfl-figure1":
+        from . import figure1
+
+        figure1.step_figure1(params, a.dataset, a.features, a.out, a.timing)
         return
     if a.step == "cdfl-convex":
         from . import convex

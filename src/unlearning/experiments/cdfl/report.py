@@ -29,7 +29,8 @@ from ...report.compare import (
 from ...report.index import Summary
 from ...report.page import Page, select
 from ...resolved import check_inputs
-from .figures import figure2
+from .figures import figure1 as draw_figure1
+from .figures import figure1_table, figure2
 
 TABLES = ("table1", "table2", "table3", "table4")
 SETTINGS = {"table1": ("sample", "iid"), "table2": ("sample", "dirichlet"), "table3": ("class", "iid"),
@@ -389,7 +390,7 @@ def _load(paths: list[str]) -> list[dict]:
 
 
 def write_report(params: dict, result_files: list[str], timing_files: list[str], missing: dict[str, str],
-                 out_dir: str, convex: list[str] | None = None) -> None:
+                 out_dir: str, convex: list[str] | None = None, figure1: list[str] | None = None) -> None:
     from ...config import section_config
 
     cfg = section_config(params, "cdfl")
@@ -405,8 +406,10 @@ def write_report(params: dict, result_files: list[str], timing_files: list[str],
     stand_in = convex_table(_load(convex or []), missing.get(convex_dataset) or "not run (no cdfl-convex result)")
     client = client_table(results, "client-wise not run: client is not in cdfl.unlearn.granularities"
                           if "client" not in cfg["unlearn"]["granularities"] else "no cell results")
+    fig1_results = _load(figure1 or [])
+    curves = figure1_table(fig1_results)
     for name, df in (*tables.items(), ("timing", times), ("sweep_damping", damping), ("sweep_sigma", sigma),
-                     ("convex", stand_in), ("client", client)):
+                     ("convex", stand_in), ("client", client), ("figure1", curves)):
         with atomic_path(out / f"{name}.csv") as tmp:
             df.to_csv(tmp, index=False, float_format="%.6g")
     page = Page(f"CDFL (Wu et al., 2026): DU against retraining, scale `{params['scale']}`")
@@ -435,6 +438,11 @@ def write_report(params: dict, result_files: list[str], timing_files: list[str],
               "average). gap = DU after fine-tuning - RT. No paper numbers: Figures 1d-f and 2c are images.")
     page.table(select(client, [c for c in CLIENT_COLUMNS if c not in ("applied_norm", "original_distance_to_rt",
                                                                         "messages", "floats")]), ".4g")
+    page.heading("Figure 1: test accuracy over rounds (IID, Erdos-Renyi)")
+    page.text(figure1_text(cfg, fig1_results))
+    page.table(figure1_summary(fig1_results), ".4g")
+    page.figure(draw_figure1(curves, fig1_results, out), "Figure 1: DU and RT over rounds, sequential requests and "
+                "client-wise removal")
     page.heading("Time: DU (correction + fine-tuning) against RT")
     page.table(times, ".4g")
     page.figure(figure2(times, out), "Figure 2: DU vs RT time per granularity")
@@ -462,13 +470,59 @@ def write_report(params: dict, result_files: list[str], timing_files: list[str],
     page.heading("Missing")
     page.bullets(
         [f"- {d}: {reason}" for d, reason in missing.items()]
-        + ["- Client-wise removal (eq. 5-6, both weights, RT on the N-1 clients): built (client.csv); PDUDT beside "
-           "DU (client-wise) and Figure 1 (accuracy over rounds with sequential requests): not built yet.",
+        + ["- Client-wise removal (eq. 5-6, both weights, RT on the N-1 clients): built (client.csv); Figure 1: "
+           "built (figure1.csv); PDUDT beside DU (client-wise, in the tables and in Figure 1d-f): not built yet.",
            "- The convex stand-in in the paper's training regime (D-PSGD at the cell's lr: ratio to RT, accuracy "
            "before fine-tuning; note 3): not built yet."])
     page.heading("Choices where the paper is silent")
     page.bullets(choices(cfg, results))
     page.write(out)
+
+
+def figure1_text(cfg: dict, results: list[dict]) -> str:
+    seq = cfg["unlearn"]["sequential"]
+    k = cfg["train"]["rounds"]
+    w = (cfg.get("figure1") or {}).get("window")
+    text = (f"The spec's recommended protocol (section 9) on the IID-Erdos-Renyi setup (seed {cfg['seeds'][0]}): the "
+            f"original trains K = {k} rounds; then {seq['requests']} sample-wise requests (together "
+            f"{seq['total_fraction']:g} of every client's data, equal parts) at rounds K, K + W, ..., each followed "
+            f"by a window of W = {k if w is None else w} rounds (cdfl.figure1.window"
+            + (", a quick-only window shorter than K: RT, restarted from the initialisation, trains only W rounds, "
+               "so it ends each window below the original's K-round accuracy" if w is not None and w < k else "")
+            + "). DU: Algorithm 1 at "
+            "the current models and retained data (its accuracy right after the correction is the marker at the "
+            "request's round), then fine-tuning for the window; RT: from the initialisation, W rounds on the "
+            "cumulative retained data. Client-wise: one client leaves at round K; DU per client weight, then "
+            "fine-tuning on the N-1 clients over the repaired graph; RT from the initialisation on them. The "
+            "averaged model's test accuracy per round. The paper's Figure 1 is an image only: no paper values "
+            "beside it; PDUDT (Fig. 1d-f) is not built. Wall times: timings/cdfl/<dataset>/figure1.json.")
+    if not results:
+        text += " Not run: no dataset on disk (or no cdfl-figure1 result)."
+    return text
+
+
+def figure1_summary(results: list[dict]) -> pd.DataFrame:
+    """Per request (and client-wise per weight): DU after correction and at the end of its window, RT at the end
+    of its window."""
+    rows = []
+    for r in results:
+        for b in r["sample"]["requests"]:
+            du, rt = b["du"], b["rt"]
+            rows.append({"dataset": r["dataset"], "panel": "sample-wise", "request": b["request"], "round": b["round"],
+                         "du_after_correction": (du["after_correction"] or {}).get("test_accuracy"),
+                         "du_end_of_window": du["curve"][-1]["test_accuracy"] if du["curve"] else None,
+                         "rt_end_of_window": rt["curve"][-1]["test_accuracy"] if rt["curve"] else None,
+                         "diverged": du["diverged"] or rt["diverged"] or ""})
+        c = r["client"]
+        for weight, du in c["du"].items():
+            rows.append({"dataset": r["dataset"], "panel": f"client-wise ({weight}), client {c['target']}",
+                         "request": 1, "round": c["round"],
+                         "du_after_correction": du["after_correction"]["test_accuracy"],
+                         "du_end_of_window": du["curve"][-1]["test_accuracy"] if du["curve"] else None,
+                         "rt_end_of_window": c["rt"]["curve"][-1]["test_accuracy"] if c["rt"]["curve"] else None,
+                         "diverged": du["diverged"] or c["rt"]["diverged"] or ""})
+    return pd.DataFrame(rows, columns=["dataset", "panel", "request", "round", "du_after_correction",
+                                       "du_end_of_window", "rt_end_of_window", "diverged"])
 
 
 def summary(out_dir: str | Path) -> Summary:

@@ -80,11 +80,16 @@ def check_cell(cfg: dict, dataset: str, part: str, topology: str, seed: int) -> 
             raise KeyError(f"cdfl.{key}: {value!r} is not in it; valid: {', '.join(map(str, valid))}")
 
 
-def make_setup(params: dict, dataset: str, part: str, topology: str, seed: int, features: str) -> Setup:
+def make_setup(params: dict, dataset: str, part: str, topology: str, seed: int, features: str,
+               grid: bool = True) -> Setup:
     """Data on the device, the model and its initialisation, the partition (with Dirichlet min_size) and the test
-    images of one cell; every generator derives from (global seed, cell name)."""
+    images of one cell; every generator derives from (global seed, cell name). grid=False: the (partition,
+    topology) need not be in the tables' grid (Figure 1's fixed IID-ER setting); the dataset still must."""
     cfg = config(params)
-    check_cell(cfg, dataset, part, topology, seed)
+    if grid:
+        check_cell(cfg, dataset, part, topology, seed)
+    else:
+        check_cell(cfg, dataset, cfg["partition"]["kinds"][0], cfg["topology"]["kinds"][0], seed)
     cell = cell_config(cfg, dataset, part, topology)
     name = cell_name(dataset, part, topology, seed)
     device = pick_device(params["device"])
