@@ -31,7 +31,9 @@ def deterministic_files(workdir: Path) -> dict[str, bytes]:
                                                                               "gaps")]
     files += [workdir / "reports" / "sglu" / f"{name}.csv" for name in ("table3", "fig3a", "fig3b", "fig3c", "fig3d",
                                                                              "claims")]
-    files += [workdir / "reports" / "cdfl" / f"table{k}.csv" for k in (1, 2, 3, 4)]
+    files += [workdir / "reports" / "cdfl" / f"{name}.csv" for name in ("table1", "table2", "table3", "table4",
+                                                                             "sweep_damping", "sweep_sigma", "client",
+                                                                             "convex", "figure1")]
     return {str(f.relative_to(workdir)): f.read_bytes() for f in files}
 
 
