@@ -393,41 +393,64 @@ def class_wise(model: nn.Module, spec: FlatSpec, theta: torch.Tensor, data: Clie
                        classes)
 
 
-def client_wise(model: nn.Module, spec: FlatSpec, theta: torch.Tensor, data: ClientData, target: int,
-                graph: nx.Graph, clients: list[int], cfg: DUConfig, request_id: int = 0,
-                classes: int | None = None) -> DUResult:
-    """Client `target` leaves (Sec. IV-C, eq. 5-6); returns the remaining clients' corrected models."""
+@dataclass
+class ClientTerms:
+    """Client-wise removal's expensive part, computed once for any weight: the remaining clients' mean curvature
+    H^_c (eq. 5), grad f~_c at the leaver's model (the mean over its data), their grad evaluations and time."""
+
+    curv: torch.Tensor
+    grad: torch.Tensor
+    samples: int
+    grad_evals: int
+    wall_time_s: float
+
+
+def client_terms(model: nn.Module, spec: FlatSpec, theta: torch.Tensor, data: ClientData, target: int,
+                 clients: list[int], cfg: DUConfig, classes: int | None = None) -> ClientTerms:
+    """Eq. 5's H^_c over the remaining clients (each at its own model, over its full data) and grad f~_c(x_c)."""
     start = time.perf_counter()
     classes = classes or _classes(data)
     if target not in clients:
         raise ValueError(f"client = {target!r}: not in the network; valid: one of {clients}")
-    n_clients, dim = theta.shape
-    if n_clients < 2:
+    if len(clients) < 2:
         raise ValueError("client-wise removal needs at least 2 clients")
     trow = clients.index(target)
-    rest = [r for r in range(n_clients) if r != trow]
     curv, grad_evals = None, 0
-    for r in rest:
+    for r in (r for r in range(len(clients)) if r != trow):
         own = data.indices[r][data.keep[r]].to(theta.device)
         h = curvature(cfg.curvature, model, spec, theta[r], data.x[own], data.y[own], classes, cfg.chunk)
         curv = h if curv is None else curv + h
         grad_evals += len(own) if cfg.curvature == "fisher_diag" else 0
-    curv = curv / len(rest)                                                            # eq. 5
     own = data.indices[trow][data.keep[trow]].to(theta.device)
     if len(own) == 0:
         raise ValueError(f"client {target} holds no data to remove")
     g = grad_sum(model, spec, theta[trow], data.x[own], data.y[own], cfg.l2) / len(own)   # grad f~_c(x_c)
-    grad_evals += len(own)
-    corr = solve(curv, cfg.damping, g) / (n_clients - 1)                               # eq. 6
+    return ClientTerms(curv / (len(clients) - 1), g, len(own), grad_evals + len(own),  # eq. 5's mean
+                       time.perf_counter() - start)
+
+
+def client_wise(model: nn.Module, spec: FlatSpec, theta: torch.Tensor, data: ClientData, target: int,
+                graph: nx.Graph, clients: list[int], cfg: DUConfig, request_id: int = 0,
+                classes: int | None = None, terms: ClientTerms | None = None) -> DUResult:
+    """Client `target` leaves (Sec. IV-C, eq. 5-6); returns the remaining clients' corrected models. `terms`
+    (client_terms at the same models) lets several weights share one curvature; its time counts in each."""
+    start = time.perf_counter()
+    shared = terms is not None  # computed by the caller: its time is added below
+    terms = terms or client_terms(model, spec, theta, data, target, clients, cfg, classes)
+    n_clients, dim = theta.shape
+    trow = clients.index(target)
+    rest = [r for r in range(n_clients) if r != trow]
+    corr = solve(terms.curv, cfg.damping, terms.grad) / (n_clients - 1)                 # eq. 6
     weight = 1.0 / n_clients if cfg.client_weight == "literal" else 1.0
-    sig = cfg.sigma_for(len(own), len(own), n_clients, client_wise=True)
+    sig = cfg.sigma_for(terms.samples, terms.samples, n_clients, client_wise=True)
     std = sig / weight if cfg.certified_noise_fix else sig                               # final std sigma with the fix
     message = corr + _noise(dim, std, cfg.seed, request_id, target).to(theta)
     flog = flood(graph, list(clients), [target], [(target, request_id)], dim)
     applied = flog.delivered[:, 0].to(theta)[rest]
     out = theta[rest] + weight * applied[:, None] * message
-    return DUResult(out, [clients[r] for r in rest], {target: corr}, {target: sig}, {target: std}, flog, grad_evals,
-                    [], time.perf_counter() - start)
+    wall = time.perf_counter() - start + (terms.wall_time_s if shared else 0.0)
+    return DUResult(out, [clients[r] for r in rest], {target: corr}, {target: sig}, {target: std}, flog,
+                    terms.grad_evals, [], wall)
 
 
 def sequential(model: nn.Module, spec: FlatSpec, theta: torch.Tensor, data: ClientData,

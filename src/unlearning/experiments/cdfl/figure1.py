@@ -157,9 +157,10 @@ def client_panel(setup, orig: torch.Tensor, orig_state: dict, theta0: torch.Tens
     forget_idx = setup.data.indices[target]
     opt = orig_state.get("opt")
     weights, times = {}, {}
+    terms = du.client_terms(setup.model, setup.spec, orig, setup.data, target, clients, du_cfg, setup.classes)
     for weight in cfg["unlearn"]["client_weights"]:
         res = du.client_wise(setup.model, setup.spec, orig, setup.data, target, graph, clients,
-                             replace(du_cfg, client_weight=weight), classes=setup.classes)
+                             replace(du_cfg, client_weight=weight), classes=setup.classes, terms=terms)
         corrected = {"round": rounds, **model_metrics(setup, res.theta.mean(0), forget_idx)}
         diverged, curve, ft_s = None, [], None
         try:

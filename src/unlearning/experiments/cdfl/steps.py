@@ -383,10 +383,11 @@ def client_cell(setup: Setup, orig: torch.Tensor, orig_state: dict, theta0: torc
                                                       range(rounds), forget_idx, {})  # a fresh optimizer
     best_round = max(range(len(rt_curve)), key=lambda k: (rt_curve[k]["test_accuracy"], -k))
     weights, times = {}, {}
+    terms = du.client_terms(setup.model, setup.spec, orig, setup.data, target, clients, du_cfg, setup.classes)
     for weight in cfg["unlearn"]["client_weights"]:
         wcfg = replace(du_cfg, client_weight=weight)
         res = du.client_wise(setup.model, setup.spec, orig, setup.data, target, graph, clients, wcfg,
-                             classes=setup.classes)
+                             classes=setup.classes, terms=terms)
         corrected = model_metrics(setup, res.theta.mean(0), forget_idx)
         diverged = None
         try:
