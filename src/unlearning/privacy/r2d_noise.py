@@ -142,17 +142,22 @@ def analytic_delta(epsilon: float, sigma: float, Delta: float) -> float:
     return float(ndtr(u - v) - math.exp(epsilon + float(log_ndtr(-u - v))))
 
 
+def _capped_epsilon(epsilon: float, cap: float, above: str) -> float:
+    """epsilon finite, > 0 and at most `cap`; above the cap, one line saying why (`above`) and what is valid."""
+    try:
+        return finite("epsilon", epsilon, high=cap, high_strict=False)
+    except ValueError:
+        if isinstance(epsilon, numbers.Real) and math.isfinite(epsilon) and epsilon > cap:
+            raise ValueError(f"epsilon = {epsilon:g}: {above}") from None
+        raise
+
+
 def check_analytic_epsilon(epsilon: float) -> float:
     """epsilon for the analytic mechanism: finite, > 0 and at most ANALYTIC_EPSILON_MAX (module doc)."""
-    try:
-        return finite("epsilon", epsilon, high=ANALYTIC_EPSILON_MAX, high_strict=False)
-    except ValueError:
-        if isinstance(epsilon, numbers.Real) and math.isfinite(epsilon) and epsilon > ANALYTIC_EPSILON_MAX:
-            raise ValueError(f"epsilon = {epsilon:g}: above {ANALYTIC_EPSILON_MAX:g} the analytic Gaussian delta is "
-                             "not exact in floating point (its exponent epsilon + log Phi loses the digits that "
-                             f"decide delta) and the root finding fails; valid: 0 < epsilon <= "
-                             f"{ANALYTIC_EPSILON_MAX:g}") from None
-        raise
+    return _capped_epsilon(epsilon, ANALYTIC_EPSILON_MAX,
+                           f"above {ANALYTIC_EPSILON_MAX:g} the analytic Gaussian delta is not exact in floating point "
+                           "(its exponent epsilon + log Phi loses the digits that decide delta) and the root finding "
+                           f"fails; valid: 0 < epsilon <= {ANALYTIC_EPSILON_MAX:g}")
 
 
 def analytic_sigma(epsilon: float, delta: float, Delta: float) -> float:
@@ -240,14 +245,10 @@ def analytic_sigma_paper_compat(epsilon: float, delta: float, Delta: float, tol:
 
 def check_paper_compat_epsilon(epsilon: float) -> float:
     """epsilon for the paper-compat code: finite, > 0 and at most 709.78, where its e^epsilon overflows."""
-    try:
-        return finite("epsilon", epsilon, high=PAPER_COMPAT_EPSILON_MAX, high_strict=False)
-    except ValueError:
-        if isinstance(epsilon, numbers.Real) and math.isfinite(epsilon) and epsilon > PAPER_COMPAT_EPSILON_MAX:
-            raise ValueError(f"epsilon = {epsilon:g}: the paper-compat code evaluates e^epsilon, which overflows "
-                             f"above {PAPER_COMPAT_EPSILON_MAX:.6g}; valid: 0 < epsilon <= "
-                             f"{PAPER_COMPAT_EPSILON_MAX:.6g}, or the analytic mechanism") from None
-        raise
+    return _capped_epsilon(epsilon, PAPER_COMPAT_EPSILON_MAX,
+                           f"the paper-compat code evaluates e^epsilon, which overflows above "
+                           f"{PAPER_COMPAT_EPSILON_MAX:.6g}; valid: 0 < epsilon <= {PAPER_COMPAT_EPSILON_MAX:.6g}, or "
+                           "the analytic mechanism")
 
 
 def mechanism_sigma(mechanism: str, epsilon: float, delta: float, Delta: float) -> float:

@@ -40,18 +40,16 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
         s.add_argument(flag, required=True)
     s.add_argument("--seed", type=int, required=True)
     add_file_options(s, ["--features", "--out", "--timing"])
-    s = sub.add_parser("cdfl-convex", parents=[common], help="CDFL: the convex stand-in (multinomial logistic "
-                       "regression at exact minimisers, noiseless DU against the retrained minimiser; see "
-                       "experiments/cdfl/convex.py)")
-    s.set_defaults(run=run)
-    s.add_argument("--dataset", required=True)
-    add_file_options(s, ["--features", "--out", "--timing"])
-    s = sub.add_parser("cdfl-figure1", parents=[common], help="CDFL: Figure 1's curves (IID + Erdos-Renyi): test "
-                       "accuracy of DU and RT over rounds with sequential requests, and client-wise removal (see "
-                       "experiments/cdfl/figure1.py)")
-    s.set_defaults(run=run)
-    s.add_argument("--dataset", required=True)
-    add_file_options(s, ["--features", "--out", "--timing"])
+    for name, text in (("cdfl-convex", "CDFL: the convex stand-in (multinomial logistic regression at exact "
+                                       "minimisers, noiseless DU against the retrained minimiser; see "
+                                       "experiments/cdfl/convex.py)"),
+                       ("cdfl-figure1", "CDFL: Figure 1's curves (IID + Erdos-Renyi): test accuracy of DU and RT "
+                                        "over rounds with sequential requests, and client-wise removal (see "
+                                        "experiments/cdfl/figure1.py)")):
+        s = sub.add_parser(name, parents=[common], help=text)
+        s.set_defaults(run=run)
+        s.add_argument("--dataset", required=True)
+        add_file_options(s, ["--features", "--out", "--timing"])
     s = sub.add_parser("cdfl-report", parents=[common], help="CDFL: Tables I-IV against the paper")
     s.set_defaults(run=run)
     s.add_argument("--results", nargs="*", default=[])
