@@ -45,7 +45,11 @@ def test_figure1_holds_every_curve(fig1):
     for d in client["du"].values():
         assert [p["round"] for p in d["curve"]] == list(range(k + 1, k + w + 1))
     assert [p["round"] for p in client["rt"]["curve"]] == list(range(k + 1, k + w + 1))
+    pdudt = client["pdudt"]  # Fig. 1d-f: PDUDT's correction at round K, then its subsequent rounds in the window
+    assert pdudt["after_correction"]["round"] == k and pdudt["diverged"] is None
+    assert [p["round"] for p in pdudt["curve"]] == list(range(k + 1, k + w + 1))
     timing = json.loads((out / "t.json").read_text())
+    assert timing["client"]["pdudt"]["pdudt_window_s"] > 0
     assert len(timing["sample"]) == n and all(t["rt_s"] > 0 for t in timing["sample"])
     assert "wall_time" not in (out / "figure1.json").read_text()
 
@@ -71,6 +75,9 @@ def test_report_draws_figure1(fig1, tmp_path):
     k, n = params["cdfl"]["train"]["rounds"], params["cdfl"]["unlearn"]["sequential"]["requests"]
     assert (sample.method == "original").sum() == k and (sample.method == "DU after correction").sum() == n
     assert (sample.method == "DU").sum() == (sample.method == "RT").sum() == n * figure1.window(params["cdfl"])
+    client = curves[curves.panel == "client-wise"]
+    assert (client.method == "PDUDT").sum() == (client.method == "RT").sum() == figure1.window(params["cdfl"])
+    assert (client.method == "PDUDT after correction").sum() == 1
     md = (tmp_path / "index.md").read_text()
     assert "Figure 1: test accuracy over rounds" in md and "figure1.png" in md and "image only" in md
     # no Figure 1 result: the figure and an empty table are still written

@@ -198,8 +198,16 @@ def test_cell_client_wise_removal_per_weight(cell):
     assert rt["grad_evals"] == result["rounds"] * retained
     assert c["original"]["forget_accuracy"] is not None and c["original"]["mia"]["samples"] % 2 == 0
     assert rt["mia"]["samples"] == c["original"]["mia"]["samples"]
+    p = c["pdudt"]  # PDUDT (approximate) from the original's recorded gradient history, then its subsequent rounds
+    assert p["rounds"] == result["rounds"] and len(p["curve"]) == p["rounds"]  # tiny: cdfl.pdudt.rounds null = K
+    assert p["history_floats"] == result["rounds"] * n * result["dim"] and p["bytes_read"] > 0
+    assert p["correction_norm"] > 0 and p["sigma"] == newton["sigma"] and p["messages"] == 0
+    assert 1 <= p["stable_round"] <= p["rounds"] and p["mia"]["accuracy"] is not None
+    assert p["grad_evals"] == p["rounds"] * retained
     timing = json.loads((out / "t.json").read_text())
     assert timing["client"]["rt_s"] > 0
+    tp = timing["client"]["pdudt"]
+    assert 0 < tp["pdudt_correction_s"] < tp["pdudt_stable_s"] <= tp["pdudt_window_s"]
     assert all(timing["client"][w]["du_correction_s"] > 0 and timing["client"][w]["du_s"] > 0
                for w in ("newton", "literal"))
 
@@ -213,12 +221,13 @@ def test_report_writes_the_client_wise_table(cell, tmp_path):
     params, _, out = cell
     report.write_report(params, [str(out / "cell.json")], [str(out / "t.json")], {}, str(tmp_path))
     client = pd.read_csv(tmp_path / "client.csv", keep_default_na=False)
-    assert sorted(client.weight) == ["literal", "newton"] and (client.remaining == params["cdfl"]["clients"] - 1).all()
+    assert sorted(client.method) == ["DU (literal)", "DU (newton)", "PDUDT (approx.)"]
+    assert (client.remaining == params["cdfl"]["clients"] - 1).all()
     assert all(kind(s) == "no paper value" for s in client.status)
-    assert all(s.startswith("not gated") for s in client.mia_du_status)
-    gap = client.du_after_finetune - client.rt_test
+    assert all(s.startswith("not gated") for s in client.mia_unlearned_status)
+    gap = client.after_recovery - client.rt_test
     assert (abs(client.gap - gap) < 1e-3).all()
     timing = pd.read_csv(tmp_path / "timing.csv")
-    assert {"client (newton)", "client (literal)"} <= set(timing.granularity)
+    assert {"DU (newton)", "DU (literal)", "PDUDT (approx.)"} <= set(timing[timing.granularity == "client"].method)
     md = (tmp_path / "index.md").read_text()
-    assert report.CLIENT_TITLE in md and "Figure 1: built (figure1.csv); PDUDT beside DU" in md
+    assert report.CLIENT_TITLE in md and "PDUDT (Qiao et al. 2025; a re-implementation, approximate)" in md

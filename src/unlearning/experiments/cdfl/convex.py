@@ -52,7 +52,7 @@ GATES = {("alg1_hessian", 1e-2): 0.4, ("alg1_hessian", 0.1): 0.2, ("central_newt
 
 def gate(method: str, lam: float) -> float | None:
     """The note-3 gate on ||DU - x'*|| / ||x* - x'*|| for (method, lambda), None where only reported."""
-    return next((g for (m, l), g in GATES.items() if m == method and math.isclose(l, lam, rel_tol=1e-9)), None)
+    return next((g for (m, at), g in GATES.items() if m == method and math.isclose(at, lam, rel_tol=1e-9)), None)
 
 
 def experiment_name(dataset: str) -> str:

@@ -12,7 +12,9 @@ first of cdfl.seeds, so the original is the table cell's):
    - RT: from theta^0 (a fresh optimizer), W rounds on the cumulative retained data;
 3. client-wise panel: one removal at round K (the client of steps.pick_client), window W: for each weight of
    cdfl.unlearn.client_weights, DU (eq. 5-6) then W rounds of fine-tuning on the N-1 clients over the repaired
-   graph (`Schedule.repaired_without`); RT from theta^0 on the N-1 clients for W rounds.
+   graph (`Schedule.repaired_without`); PDUDT (approximate; experiments/cdfl/pdudt_baseline.py: its correction
+   from the gradient history recorded during the original's K rounds, then W subsequent rounds, Fig. 1d-f); RT
+   from theta^0 on the N-1 clients for W rounds.
 
 Per round: the averaged model's metrics (steps.model_metrics: test accuracy, class accuracy, accuracy on the
 cumulative forget set); DU's right after each correction is recorded at the request's round. The rounds of each
@@ -35,7 +37,16 @@ from ...resolved import config_record
 from ...seeding import derive_seed
 from ...topology import graph_for_round
 from ...train.dsgd import Diverged, Schedule
-from .steps import config, du_config, make_setup, model_metrics, pick_client, run_rounds
+from .steps import (
+    config,
+    du_config,
+    make_setup,
+    model_metrics,
+    original_with_pdudt,
+    pdudt_recovery,
+    pick_client,
+    run_rounds,
+)
 
 log = logging.getLogger("unlearning")
 
@@ -70,11 +81,11 @@ def step_figure1(params: dict, dataset: str, features: str, out: str, timing: st
     sched.experiment = setup.name
     du_cfg, engine = du_config(setup, sched)
     theta0 = setup.theta0.expand(len(clients), -1).clone()
-    none = torch.cat(setup.data.indices)[:0]
     start = time.perf_counter()
     orig_state: dict = {}
-    orig, orig_curve, _, orig_s, _ = run_rounds(setup, theta0, setup.data, clients, sched, range(rounds), none,
-                                                orig_state)
+    graph = graph_for_round(sched.topology, sched.graph_nodes, sched.p_edge, sched.seed, rounds - 1)  # fixed graph
+    orig, orig_curve, orig_s, _, pdudt = original_with_pdudt(setup, theta0, clients, sched, graph, du_cfg,
+                                                             orig_state, client_wise=True)
     log.info("%s figure 1: original %d rounds, test accuracy %.2f %% (%.1f s)", setup.name, rounds,
              orig_curve[-1]["test_accuracy"], orig_s)
     result = {"experiment": f"{setup.name}_figure1", "dataset": dataset, "partition": PARTITION,
@@ -84,7 +95,7 @@ def step_figure1(params: dict, dataset: str, features: str, out: str, timing: st
               "client_sizes": [len(i) for i in setup.data.indices], "test_images": len(setup.y_test),
               "original": {"curve": orig_curve}}
     sample, sample_times = sequential_panel(setup, orig, orig_state, theta0, sched, du_cfg, rounds, w, seq)
-    client, client_times = client_panel(setup, orig, orig_state, theta0, sched, du_cfg, rounds, w)
+    client, client_times = client_panel(setup, orig, orig_state, theta0, sched, du_cfg, rounds, w, pdudt)
     result.update(sample=sample, client=client, config=config_record(params))
     write_json(out, result)
     write_json(timing, {"experiment": result["experiment"], "wall_time_s": time.perf_counter() - start,
@@ -144,9 +155,10 @@ def sequential_panel(setup, orig: torch.Tensor, orig_state: dict, theta0: torch.
 
 
 def client_panel(setup, orig: torch.Tensor, orig_state: dict, theta0: torch.Tensor, sched: Schedule,
-                 du_cfg: du.DUConfig, rounds: int, w: int) -> tuple[dict, dict]:
-    """The client-wise panel: one client leaves at round K; DU per weight and RT on the N-1 clients over the
-    repaired graph, W rounds each."""
+                 du_cfg: du.DUConfig, rounds: int, w: int, pdudt: tuple[torch.Tensor, dict]) -> tuple[dict, dict]:
+    """The client-wise panel: one client leaves at round K; DU per weight, PDUDT (approximate: its correction from
+    the original's gradient history, then its subsequent rounds) and RT on the N-1 clients over the repaired graph,
+    W rounds each."""
     cfg = config(setup.params)
     clients = list(range(cfg["clients"]))
     target = pick_client(setup)
@@ -173,6 +185,9 @@ def client_panel(setup, orig: torch.Tensor, orig_state: dict, theta0: torch.Tens
             diverged = str(err)
         weights[weight] = {"after_correction": corrected, "curve": curve, "diverged": diverged}
         times[weight] = {"du_correction_s": res.wall_time_s, "du_finetune_s": ft_s}
+    state = {"opt": None if opt is None else opt.select(rows)}
+    pdudt_block, times["pdudt"], _ = pdudt_recovery(setup, pdudt, remaining, after, state, forget_idx, w)
+    pdudt_block["after_correction"]["round"] = rounds
     rt = {"curve": [], "diverged": None}
     try:
         _, rt_curve, _, rt_s, _ = run_rounds(setup, theta0[rows], setup.data, remaining, after, range(w), forget_idx,
@@ -186,7 +201,7 @@ def client_panel(setup, orig: torch.Tensor, orig_state: dict, theta0: torch.Tens
         log.info("%s figure 1 client %d (%s): DU %s %% after correction, %s %% after %d rounds; RT %s %%", setup.name,
                  target, weight, _acc(d["after_correction"]), _acc(_last(d["curve"])), w, _acc(_last(rt["curve"])))
     return {"target": target, "remaining": remaining, "round": rounds, "forget_samples": len(forget_idx),
-            "du": weights, "rt": rt}, times
+            "du": weights, "pdudt": pdudt_block, "rt": rt}, times
 
 
 def _last(curve: list[dict]) -> dict | None:

@@ -1,6 +1,7 @@
 """CDFL's figures (Wu et al. 2026). Figure 1 (`figure1`): test accuracy over rounds with sequential requests
 and client-wise removal, from experiments/cdfl/figure1.py's results. Figure 2: the time of DU (correction +
-fine-tuning) against RT's, per granularity, measured the same way in one process (evaluation excluded), in the
+fine-tuning) and, client-wise, of PDUDT (correction + subsequent rounds until its accuracy stabilises) against
+RT's, per granularity, measured the same way in one process (evaluation excluded), in the
 paper's setting (IID + Erdos-Renyi) where those cells ran, else over every cell; bars are means over the cells
 (error bars: their standard deviation), on a log axis as in the paper. The paper's own figures are images only, so
 nothing is drawn beside them; the numbers behind Figure 2 are `timing.csv` (wall times: they vary from run to run,
@@ -25,9 +26,15 @@ def figure2(times: pd.DataFrame, out: Path) -> str:
 
     if not times.empty and ((times.partition == "iid") & (times.topology == "erdos_renyi")).any():
         times = times[(times.partition == "iid") & (times.topology == "erdos_renyi")]
-    rows = [] if times.empty else [
-        {"dataset": r.dataset, "granularity": r.granularity, "method": method, "seconds": seconds}
-        for r in times.itertuples() for method, seconds in (("DU", r.du_s), ("RT", r.rt_s)) if pd.notna(seconds)]
+    rows, rt_seen = [], set()
+    for r in times.itertuples():
+        cell = (r.dataset, r.partition, r.topology, r.seed, r.granularity)
+        if pd.notna(r.unlearn_s):
+            rows.append({"dataset": r.dataset, "granularity": r.granularity, "method": r.method,
+                         "seconds": r.unlearn_s})
+        if pd.notna(r.rt_s) and cell not in rt_seen:  # RT once per cell and granularity, not per method beside it
+            rt_seen.add(cell)
+            rows.append({"dataset": r.dataset, "granularity": r.granularity, "method": "RT", "seconds": r.rt_s})
     data = pd.DataFrame(rows, columns=["dataset", "granularity", "method", "seconds"])
     datasets = sorted(data.dataset.unique()) or ["none"]
     style.apply()
@@ -39,7 +46,7 @@ def figure2(times: pd.DataFrame, out: Path) -> str:
             ax.set_axis_off()
             continue
         sns.barplot(part, x="granularity", y="seconds", hue="method", errorbar="sd", ax=ax)
-        ax.set_title(f"{dataset}: DU vs RT time (Fig. 2)")
+        ax.set_title(f"{dataset}: unlearning vs RT time (Fig. 2)")
         ax.set_yscale("log")
         ax.set_ylabel("seconds (training / unlearning only)")
         ax.tick_params(axis="x", labelrotation=20)
@@ -71,6 +78,11 @@ def figure1_table(results: list[dict]) -> pd.DataFrame:
             windows = [(f"DU ({weight}) after correction", [du["after_correction"]]), (f"DU ({weight})", du["curve"])]
             rows += [{"dataset": d, "panel": "client-wise", "method": m, "request": 1, "round": p["round"],
                       "test_accuracy": p["test_accuracy"]} for m, curve in windows for p in curve]
+        p_block = c.get("pdudt")
+        if p_block:
+            windows = [("PDUDT after correction", [p_block["after_correction"]]), ("PDUDT", p_block["curve"])]
+            rows += [{"dataset": d, "panel": "client-wise", "method": m, "request": 1, "round": p["round"],
+                      "test_accuracy": p["test_accuracy"]} for m, curve in windows for p in curve]
         rows += [{"dataset": d, "panel": "client-wise", "method": "RT", "request": 1, "round": p["round"],
                   "test_accuracy": p["test_accuracy"]} for p in c["rt"]["curve"]]
     return pd.DataFrame(rows, columns=FIGURE1_COLUMNS)
@@ -78,14 +90,14 @@ def figure1_table(results: list[dict]) -> pd.DataFrame:
 
 def figure1(curves: pd.DataFrame, results: list[dict], out: Path) -> str:
     """Draw Figure 1 from `figure1_table` into <out>/figure1.png (a row per dataset: sample-wise sequential,
-    client-wise); DU's line runs from its after-correction point through its fine-tuning rounds, RT's restarts at
-    each request; dashed lines at the requests. With no dataset run the figure says so."""
+    client-wise); DU's (and client-wise PDUDT's) line runs from its after-correction point through its window's
+    rounds, RT's restarts at each request; dashed lines at the requests. With no dataset run the figure says so."""
     import matplotlib.pyplot as plt
 
     datasets = sorted(curves.dataset.unique()) or ["none"]
     style.apply()
     fig, axes = plt.subplots(len(datasets), 2, figsize=(11, 3.6 * len(datasets)), squeeze=False)
-    colors = {"original": "0.4", "DU": "C0", "RT": "C1"}
+    colors = {"original": "0.4", "DU": "C0", "RT": "C1", "PDUDT": "C2"}
     requests = {r["dataset"]: ([b["round"] for b in r["sample"]["requests"]], [r["client"]["round"]])
                 for r in results}
     for row, dataset in zip(axes, datasets):
@@ -101,18 +113,20 @@ def figure1(curves: pd.DataFrame, results: list[dict], out: Path) -> str:
             for (method, request), g in part[part.method != "original"].groupby(["method", "request"], sort=True):
                 if method.endswith("after correction"):
                     continue
-                base = "DU" if method.startswith("DU") else "RT"
+                base = method.split(" ")[0]  # DU, PDUDT or RT
                 xs, ys = list(g["round"]), list(g.test_accuracy)
-                if base == "DU":  # the line starts at DU's after-correction point
+                if base != "RT":  # the line starts at the method's after-correction point
                     start = part[(part.method == f"{method} after correction") & (part.request == request)]
                     xs, ys = list(start["round"]) + xs, list(start.test_accuracy) + ys
                 style_kw = {"linestyle": ":"} if "literal" in method else {}
                 ax.plot(xs, ys, color=colors[base], marker="." if len(xs) < 30 else None,
                         label=None if method in labelled else method, **style_kw)
                 labelled.add(method)
-            corr = part[part.method.str.endswith("after correction")]
-            ax.scatter(corr["round"], corr.test_accuracy, color=colors["DU"], marker="v", zorder=3,
-                       label="DU after correction")
+            for base in ("DU", "PDUDT"):
+                corr = part[part.method.str.endswith("after correction") & part.method.str.startswith(base + " ")]
+                if not corr.empty:
+                    ax.scatter(corr["round"], corr.test_accuracy, color=colors[base], marker="v", zorder=3,
+                               label=f"{base} after correction")
             for x in at:
                 ax.axvline(x, color="0.6", linestyle="--", linewidth=0.8)
             ax.set_title(f"{dataset}: {panel} (IID, Erdos-Renyi; Fig. 1)")

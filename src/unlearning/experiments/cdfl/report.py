@@ -171,46 +171,52 @@ def build_table(table: str, results: list[dict], missing: dict[str, str], run_gr
 
 
 def timing_table(results: list[dict], timings: list[dict]) -> pd.DataFrame:
-    """DU (correction + fine-tuning) against RT, same machine, evaluation excluded; gated only where K >= 50
-    (DU costs a few round-equivalents whatever K is)."""
+    """Unlearning time against RT's, same machine, evaluation excluded: DU = correction + fine-tuning, gated only
+    where K >= 50 (DU costs a few round-equivalents whatever K is); client-wise also PDUDT = correction + its
+    subsequent rounds until its accuracy is within 1 point of its best in the window (Fig. 2's measure), reported."""
     by_name = {t["experiment"]: t for t in timings}
     rows = []
+
+    def row(r: dict, granularity: str, method: str, correction_s, unlearn_s, rt_s, messages, floats, status=None):
+        rounds = r["rounds"]
+        ratio = unlearn_s / rt_s if unlearn_s is not None and rt_s else None
+        if status is None:
+            status = (missing_status(f"{method} diverged") if ratio is None else
+                      f"not gated (K = {rounds} < 50)" if rounds < 50 else within_tolerance(ratio, 0.0, 0.10))
+        rows.append({"dataset": r["dataset"], "partition": r["partition"], "topology": r["topology"],
+                     "seed": r["seed"], "granularity": granularity, "method": method, "correction_s": correction_s,
+                     "unlearn_s": unlearn_s, "rt_s": rt_s, "over_rt": ratio,
+                     "round_equivalents": None if unlearn_s is None else unlearn_s / (rt_s / rounds),
+                     "messages": messages, "floats": floats, "status": status})
+
     for r in results:
         t = by_name.get(r["experiment"])
         if t is None:
             continue
         for g in r["granularities"]:
-            du_s, rt_s = t[g]["du_s"], t[g]["rt_s"]
-            ratio = du_s / rt_s if du_s is not None and rt_s else None
-            rounds = r["rounds"]
-            status = (missing_status("DU diverged in fine-tuning") if ratio is None else
-                      f"not gated (K = {rounds} < 50)" if rounds < 50 else within_tolerance(ratio, 0.0, 0.10))
-            rows.append({"dataset": r["dataset"], "partition": r["partition"], "topology": r["topology"],
-                         "seed": r["seed"], "granularity": g, "du_correction_s": t[g]["du_correction_s"],
-                         "du_s": du_s, "rt_s": rt_s, "du_over_rt": ratio,
-                         "du_round_equivalents": None if du_s is None else du_s / (rt_s / rounds),
-                         "messages": r["granularities"][g]["du"]["messages"],
-                         "floats": r["granularities"][g]["du"]["floats"], "status": status})
+            du = r["granularities"][g]["du"]
+            row(r, g, "DU", t[g]["du_correction_s"], t[g]["du_s"], t[g]["rt_s"], du["messages"], du["floats"])
         client, tc = r.get("client"), t.get("client")
-        for weight in (client or {}).get("du", {}) if tc else ():
-            du_s, rt_s, rounds = tc[weight]["du_s"], tc["rt_s"], r["rounds"]
-            ratio = du_s / rt_s if du_s is not None and rt_s else None
-            status = (missing_status("DU diverged in fine-tuning") if ratio is None else
-                      f"not gated (K = {rounds} < 50)" if rounds < 50 else within_tolerance(ratio, 0.0, 0.10))
-            rows.append({"dataset": r["dataset"], "partition": r["partition"], "topology": r["topology"],
-                         "seed": r["seed"], "granularity": f"client ({weight})",
-                         "du_correction_s": tc[weight]["du_correction_s"], "du_s": du_s, "rt_s": rt_s,
-                         "du_over_rt": ratio, "du_round_equivalents": None if du_s is None else du_s / (rt_s / rounds),
-                         "messages": client["du"][weight]["messages"], "floats": client["du"][weight]["floats"],
-                         "status": status})
+        if not (client and tc):
+            continue
+        for weight, du in client["du"].items():
+            row(r, "client", f"DU ({weight})", tc[weight]["du_correction_s"], tc[weight]["du_s"], tc["rt_s"],
+                du["messages"], du["floats"])
+        if tc.get("pdudt"):
+            tp = tc["pdudt"]
+            row(r, "client", "PDUDT (approx.)", tp["pdudt_correction_s"], tp["pdudt_stable_s"], tc["rt_s"], 0, 0,
+                None if tp["pdudt_stable_s"] is None else
+                f"reported (a baseline: correction + subsequent rounds until within 1 point of its best in "
+                f"{client['pdudt']['rounds']} rounds)")
     return pd.DataFrame(rows)
 
 
-CLIENT_COLUMNS = ["dataset", "partition", "topology", "seed", "weight", "removed_client", "remaining",
-                  "du_after_correction", "du_after_finetune", "rt_test", "rt_best_round", "gap",
-                  "forget_acc_original", "forget_acc_du", "forget_acc_rt", "mia_original", "mia_du", "mia_rt",
-                  "mia_samples", "mia_original_status", "mia_du_status", "mia_rt_status", "correction_norm",
-                  "applied_norm", "distance_to_rt", "original_distance_to_rt", "messages", "floats", "status"]
+CLIENT_COLUMNS = ["dataset", "partition", "topology", "seed", "method", "removed_client", "remaining",
+                  "after_correction", "after_recovery", "recovery_rounds", "rt_test", "rt_best_round", "gap",
+                  "forget_acc_original", "forget_acc_unlearned", "forget_acc_rt", "mia_original", "mia_unlearned",
+                  "mia_rt", "mia_samples", "mia_original_status", "mia_unlearned_status", "mia_rt_status",
+                  "correction_norm", "applied_norm", "distance_to_rt", "original_distance_to_rt", "messages", "floats",
+                  "status"]
 CLIENT_TITLE = "Client-wise removal (no paper table: Figures 1d-f and 2c are images)"
 
 
@@ -226,9 +232,10 @@ def _mia_status(m: dict | None, who: str) -> str:
 
 
 def client_table(results: list[dict], missing_reason: str) -> pd.DataFrame:
-    """Client-wise removal, one row per cell and weight (eq. 5-6; newton: w = 1, literal: w = 1/N): DU after
-    correction and after fine-tuning against RT (best round) on the N-1 remaining clients, the gap (DU after
-    fine-tuning - RT, as class-wise: the removal must be forgotten, not only corrected), accuracy on the removed
+    """Client-wise removal, one row per cell and method: DU per weight (eq. 5-6; newton: w = 1, literal: w = 1/N)
+    after correction and after its fine-tuning, and PDUDT (approximate, experiments/cdfl/pdudt_baseline.py) after
+    its correction and its subsequent rounds, against RT (best round) on the N-1 remaining clients; the gap (after
+    recovery - RT, as class-wise: the removal must be forgotten, not only corrected), accuracy on the removed
     client's data and the MIA with its samples as the forget set. The paper's client-wise results are figures
     only, so every row is "no paper value"; a missing row when no cell ran it."""
     rows = []
@@ -237,27 +244,31 @@ def client_table(results: list[dict], missing_reason: str) -> pd.DataFrame:
         if not c:
             continue
         rt, orig = c["rt"], c["original"]
-        for weight, d in c["du"].items():
-            tuned = d["after_finetune"]
+        methods = [(f"DU ({weight})", d, d["after_finetune"], len(d["finetune_curve"]))
+                   for weight, d in c["du"].items()]
+        if c.get("pdudt"):
+            p = c["pdudt"]
+            methods.append(("PDUDT (approx.)", p, p["after_subsequent"], len(p["curve"])))
+        for method, d, tuned, recovery in methods:
             gap = None if tuned is None else tuned["test_accuracy"] - rt["best"]["test_accuracy"]
-            mias = {who: m for who, m in (("original", orig["mia"]), ("du", d["mia"]), ("rt", rt["mia"]))}
+            mias = {who: m for who, m in (("original", orig["mia"]), ("unlearned", d["mia"]), ("rt", rt["mia"]))}
             rows.append({
                 "dataset": r["dataset"], "partition": r["partition"], "topology": r["topology"], "seed": r["seed"],
-                "weight": weight, "removed_client": c["target"], "remaining": len(c["remaining"]),
-                "du_after_correction": d["after_correction"]["test_accuracy"],
-                "du_after_finetune": None if tuned is None else tuned["test_accuracy"],
+                "method": method, "removed_client": c["target"], "remaining": len(c["remaining"]),
+                "after_correction": d["after_correction"]["test_accuracy"],
+                "after_recovery": None if tuned is None else tuned["test_accuracy"], "recovery_rounds": recovery,
                 "rt_test": rt["best"]["test_accuracy"], "rt_best_round": rt["best_round"], "gap": gap,
                 "forget_acc_original": orig["forget_accuracy"],
-                "forget_acc_du": None if tuned is None else tuned["forget_accuracy"],
+                "forget_acc_unlearned": None if tuned is None else tuned["forget_accuracy"],
                 "forget_acc_rt": rt["best"]["forget_accuracy"],
                 **{f"mia_{who}": None if m is None else m.get("accuracy") for who, m in mias.items()},
                 "mia_samples": rt["mia"]["samples"],
                 **{f"mia_{who}_status": _mia_status(m, who) for who, m in mias.items()},
-                "correction_norm": d["correction_norm"], "applied_norm": d["applied_norm"],
+                "correction_norm": d["correction_norm"], "applied_norm": d.get("applied_norm"),
                 "distance_to_rt": d["distance_to_rt"], "original_distance_to_rt": orig["distance_to_rt"],
                 "messages": d["messages"], "floats": d["floats"],
                 "status": f"{NO_PAPER} (Figures 1d-f, 2c are images)" if d["diverged"] is None else
-                f"{NO_PAPER} (DU diverged in fine-tuning)"})
+                f"{NO_PAPER} ({method} diverged)"})
     if not rows:
         rows = [{"status": missing_status(missing_reason)}]
     return pd.DataFrame(rows).reindex(columns=CLIENT_COLUMNS)
@@ -305,7 +316,8 @@ def damping_choice(cfg: dict, results: list[dict]) -> list[str]:
                  f"DIFFERS: set cdfl.{cfg.get('_scale', 'quick')}.unlearn.damping to {best['damping']:g}")
         lines.append(f"- {dataset}: the lowest retained training loss on IID-Ring seed {calib[0]['seed']} "
                      f"(sample-wise, before fine-tuning) is at damping {best['damping']:g} "
-                     f"({best['retained_loss']:.4g}; the original's: {'n/a' if original is None else f'{original:.4g}'})"
+                     f"({best['retained_loss']:.4g}; the original's: "
+                     f"{'n/a' if original is None else f'{original:.4g}'})"
                      f"; configured: {configured:g}, which {agree}.")
     return lines
 
@@ -381,6 +393,9 @@ def choices(cfg: dict, results: list[dict]) -> list[str]:
         "- The gap's z-score: (our mean gap - the paper's gap) / our gap's std over seeds (shown with > 1 seed).",
         "- Time: training / unlearning computation only (evaluation excluded), one process; DU = correction + "
         "fine-tuning. The 10 % line is gated only where K >= 50 (DU costs about 2.4 round-equivalents).",
+        "- PDUDT's time (client-wise, Figure 2): its correction plus its subsequent rounds up to the first whose "
+        "test accuracy is within 1 point of its best in the window (the time to stabilise; the whole window is in "
+        "the timing file); its history is recorded during the original's training, which is not counted.",
         "- A DU whose fine-tuning diverges (non-finite weights) is reported as such; nothing is retuned per cell.",
     ]
 
@@ -435,17 +450,26 @@ def write_report(params: dict, result_files: list[str], timing_files: list[str],
               "repaired (spec 5.2: a ring's two neighbours joined; Erdos-Renyi components joined by their lowest "
               "nodes), MH weights recomputed. Test accuracy: the remaining clients' averaged model; forget accuracy "
               "and the MIA's forget set: the removed client's samples (the original: the remaining clients' "
-              "average). gap = DU after fine-tuning - RT. No paper numbers: Figures 1d-f and 2c are images.")
+              "average). PDUDT (Qiao et al. 2025; a re-implementation, approximate): this project's PDUDT (Eq. 7-9, "
+              "Algorithm 2's noise with sigma = DU's client-wise sigma) replays the gradient history recorded during "
+              "the original's K rounds (each client's per-round pseudo-gradient and the round's MH matrix; W-hat: the "
+              "same graph's MH weights without the leaver); in this model-mixing system a gradient is not mixed "
+              "by W and the leaver's influence also travels through later rounds' model averaging, which Eq. 7's "
+              "one-round residual does not see, so PDUDT relies on its "
+              f"{(cfg.get('pdudt') or {}).get('rounds') or cfg['train']['rounds']} subsequent rounds "
+              "(cdfl.pdudt.rounds; null = K) on the N-1 clients to recover. "
+              "gap = after recovery (DU: fine-tuning; PDUDT: subsequent rounds) - RT. No paper numbers: Figures "
+              "1d-f and 2c are images.")
     page.table(select(client, [c for c in CLIENT_COLUMNS if c not in ("applied_norm", "original_distance_to_rt",
                                                                         "messages", "floats")]), ".4g")
     page.heading("Figure 1: test accuracy over rounds (IID, Erdos-Renyi)")
     page.text(figure1_text(cfg, fig1_results))
     page.table(figure1_summary(fig1_results), ".4g")
-    page.figure(draw_figure1(curves, fig1_results, out), "Figure 1: DU and RT over rounds, sequential requests and "
-                "client-wise removal")
-    page.heading("Time: DU (correction + fine-tuning) against RT")
+    page.figure(draw_figure1(curves, fig1_results, out), "Figure 1: DU, PDUDT (client-wise) and RT over rounds, "
+                "sequential requests and client-wise removal")
+    page.heading("Time: DU (correction + fine-tuning) and PDUDT against RT")
     page.table(times, ".4g")
-    page.figure(figure2(times, out), "Figure 2: DU vs RT time per granularity")
+    page.figure(figure2(times, out), "Figure 2: DU, PDUDT (client-wise) and RT time per granularity")
     page.heading("Damping sweep: DU before fine-tuning (spec 3.4)")
     page.text("DU's correction at every damping of cdfl.sweeps.dampings (configured noise), from the same curvature "
               "and gradients as the tables. The damping is chosen by the retained data's training loss (eq. 4), "
@@ -470,8 +494,8 @@ def write_report(params: dict, result_files: list[str], timing_files: list[str],
     page.heading("Missing")
     page.bullets(
         [f"- {d}: {reason}" for d, reason in missing.items()]
-        + ["- Client-wise removal (eq. 5-6, both weights, RT on the N-1 clients): built (client.csv); Figure 1: "
-           "built (figure1.csv); PDUDT beside DU (client-wise, in the tables and in Figure 1d-f): not built yet.",
+        + ["- PDUDT is the approximate re-implementation described above (the paper does not say how it ran "
+           "PDUDT on its model-mixing system).",
            "- The convex stand-in in the paper's training regime (D-PSGD at the cell's lr: ratio to RT, accuracy "
            "before fine-tuning; note 3): not built yet."])
     page.heading("Choices where the paper is silent")
@@ -494,8 +518,9 @@ def figure1_text(cfg: dict, results: list[dict]) -> str:
             "request's round), then fine-tuning for the window; RT: from the initialisation, W rounds on the "
             "cumulative retained data. Client-wise: one client leaves at round K; DU per client weight, then "
             "fine-tuning on the N-1 clients over the repaired graph; RT from the initialisation on them. The "
-            "averaged model's test accuracy per round. The paper's Figure 1 is an image only: no paper values "
-            "beside it; PDUDT (Fig. 1d-f) is not built. Wall times: timings/cdfl/<dataset>/figure1.json.")
+            "averaged model's test accuracy per round; client-wise also PDUDT (approximate, see the client-wise "
+            "table): its correction at round K, then W subsequent rounds. The paper's Figure 1 is an image only: no "
+            "paper values beside it. Wall times: timings/cdfl/<dataset>/figure1.json.")
     if not results:
         text += " Not run: no dataset on disk (or no cdfl-figure1 result)."
     return text
@@ -521,8 +546,17 @@ def figure1_summary(results: list[dict]) -> pd.DataFrame:
                          "du_end_of_window": du["curve"][-1]["test_accuracy"] if du["curve"] else None,
                          "rt_end_of_window": c["rt"]["curve"][-1]["test_accuracy"] if c["rt"]["curve"] else None,
                          "diverged": du["diverged"] or c["rt"]["diverged"] or ""})
+        p = c.get("pdudt")
+        if p:
+            rows.append({"dataset": r["dataset"], "panel": f"client-wise (PDUDT, approx.), client {c['target']}",
+                         "request": 1, "round": c["round"],
+                         "du_after_correction": p["after_correction"]["test_accuracy"],
+                         "du_end_of_window": p["curve"][-1]["test_accuracy"] if p["curve"] else None,
+                         "rt_end_of_window": c["rt"]["curve"][-1]["test_accuracy"] if c["rt"]["curve"] else None,
+                         "diverged": p["diverged"] or c["rt"]["diverged"] or ""})
     return pd.DataFrame(rows, columns=["dataset", "panel", "request", "round", "du_after_correction",
-                                       "du_end_of_window", "rt_end_of_window", "diverged"])
+                                       "du_end_of_window", "rt_end_of_window", "diverged"]).rename(
+        columns={"du_after_correction": "after_correction", "du_end_of_window": "end_of_window"})
 
 
 def summary(out_dir: str | Path) -> Summary:

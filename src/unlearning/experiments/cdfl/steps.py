@@ -47,6 +47,7 @@ from ...seeding import derive_seed, generator
 from ...topology import graph_for_round, repair_after_removal
 from ...train.dsgd import ClientData, Diverged, Schedule, resolve_strategy, train
 from ...train.flat import FlatSpec
+from . import pdudt_baseline
 
 log = logging.getLogger("unlearning")
 
@@ -223,17 +224,20 @@ def mia(setup: Setup, flat: torch.Tensor, retained_idx: torch.Tensor, forget_idx
 # ----------------------------------------------------------------------------------------------- training
 
 def run_rounds(setup: Setup, theta: torch.Tensor, data: ClientData, clients: list[int], sched: Schedule,
-               rounds: range, forget_idx: torch.Tensor, state: dict) -> tuple[torch.Tensor, list[dict], torch.Tensor,
-                                                                               float, int]:
+               rounds: range, forget_idx: torch.Tensor, state: dict,
+               history=None) -> tuple[torch.Tensor, list[dict], torch.Tensor, float, int]:
     """`rounds` of D-PSGD one at a time, the averaged model's metrics after each; returns the final models, the
     curve, the averaged model of the best round (test accuracy), the training wall time (evaluation excluded)
     and the sample gradients. `state["opt"]` carries the clients' local optimizer state from round to round
-    (None: a fresh optimizer; plain SGD without L2 has none) and holds the last one afterwards."""
+    (None: a fresh optimizer; plain SGD without L2 has none) and holds the last one afterwards; `state["round_s"]`
+    holds each round's training seconds. `history` (a history writer) records every round (train's docstring)."""
     curve, best, best_flat, seconds, grads = [], -1.0, theta.mean(0), 0.0, 0
+    state["round_s"] = []
     for t in rounds:
         theta, tlog = train(setup.model, setup.spec, theta, data, clients, sched, range(t, t + 1), setup.strategy,
-                            opt_state=state.get("opt"))
+                            history=history, opt_state=state.get("opt"))
         state["opt"] = tlog.opt_state
+        state["round_s"].append(tlog.wall_time_s)
         seconds += tlog.wall_time_s
         grads += tlog.grad_evals
         point = {"round": t + 1, **model_metrics(setup, theta.mean(0), forget_idx)}
@@ -266,14 +270,14 @@ def step_cell(params: dict, dataset: str, part: str, topology: str, seed: int, f
     du_cfg, engine = du_config(setup, sched)
     halves = stratified_halves(setup.y_test.cpu(), derive_seed(setup.seed, setup.name))
     theta0 = setup.theta0.expand(len(clients), -1).clone()
-    all_idx = torch.cat(setup.data.indices)
     start = time.perf_counter()
     orig_state: dict = {}
-    orig, orig_curve, _, orig_s, orig_grads = run_rounds(setup, theta0, setup.data, clients, sched, range(rounds),
-                                                         all_idx[:0], orig_state)
+    graph = graph_for_round(sched.topology, sched.graph_nodes, sched.p_edge, sched.seed, rounds - 1)  # fixed graph
+    client_wise = "client" in cfg["unlearn"]["granularities"]
+    orig, orig_curve, orig_s, orig_grads, pdudt = original_with_pdudt(setup, theta0, clients, sched, graph, du_cfg,
+                                                                      orig_state, client_wise)
     log.info("%s: original %d rounds, test accuracy %.2f %% (%.1f s)", setup.name, rounds,
              orig_curve[-1]["test_accuracy"], orig_s)
-    graph = graph_for_round(sched.topology, sched.graph_nodes, sched.p_edge, sched.seed, rounds - 1)
     result = {"experiment": setup.name, "dataset": dataset, "partition": part, "topology": topology, "seed": seed,
               "scale": params["scale"], "model": setup.cfg["model"], "dim": setup.spec.dim, "rounds": rounds,
               "finetune_rounds": ft_rounds, "engine": engine, "client_sizes": [len(i) for i in setup.data.indices],
@@ -342,11 +346,37 @@ def step_cell(params: dict, dataset: str, part: str, topology: str, seed: int, f
                  _num(after.get("class_accuracy")), rt_curve[best_round]["class_accuracy"],
                  _pct(cell["original"]["mia"]), _pct(cell["du"]["mia"]), _pct(cell["rt"]["mia"]),
                  _num(times[granularity]["du_s"]), rt_s)
-    if "client" in cfg["unlearn"]["granularities"]:
-        result["client"], times["client"] = client_cell(setup, orig, orig_state, theta0, sched, du_cfg, graph, halves)
+    if client_wise:
+        result["client"], times["client"] = client_cell(setup, orig, orig_state, theta0, sched, du_cfg, graph, halves,
+                                                        pdudt)
     write_json(out, result)
     write_json(timing, {"experiment": setup.name, "wall_time_s": time.perf_counter() - start, **times,
                         "original_grad_evals": orig_grads, "device": str(setup.device), "strategy": setup.strategy})
+
+
+def original_with_pdudt(setup: Setup, theta0: torch.Tensor, clients: list[int], sched: Schedule, graph,
+                        du_cfg: du.DUConfig, state: dict, client_wise: bool):
+    """The original's K rounds from theta0 (run_rounds on all the data); with client-wise removal, recording the
+    gradient history PDUDT replays (experiments/cdfl/pdudt_baseline.py) and computing PDUDT's unlearned models
+    from it (its noise: DU's client-wise sigma). Returns the models, curve, training seconds, sample gradients
+    and PDUDT's (models, cost), or None."""
+    rounds = config(setup.params)["train"]["rounds"]
+    none = torch.cat(setup.data.indices)[:0]
+    if not client_wise:
+        orig, curve, _, seconds, grads = run_rounds(setup, theta0, setup.data, clients, sched, range(rounds), none,
+                                                    state)
+        return orig, curve, seconds, grads, None
+    target = pick_client(setup)
+    with pdudt_baseline.recorded_history(rounds, clients, setup.spec.dim, target, graph,
+                                         setup.params["engine"]["history_dtype"]) as (directory, writer):
+        orig, curve, _, seconds, grads = run_rounds(setup, theta0, setup.data, clients, sched, range(rounds), none,
+                                                    state, history=writer)
+        writer.close()
+        n_target = len(setup.data.indices[target])
+        sigma = du_cfg.sigma_for(n_target, n_target, len(clients), client_wise=True)
+        pdudt = pdudt_baseline.correct(orig, directory, clients, target, sched.lr, sigma,
+                                       derive_seed(setup.seed, setup.name, "pdudt"), setup.name)
+    return orig, curve, seconds, grads, pdudt
 
 
 def pick_client(setup: Setup) -> int:
@@ -361,12 +391,14 @@ def pick_client(setup: Setup) -> int:
 
 
 def client_cell(setup: Setup, orig: torch.Tensor, orig_state: dict, theta0: torch.Tensor, sched: Schedule,
-                du_cfg: du.DUConfig, graph, halves: tuple[torch.Tensor, torch.Tensor]) -> tuple[dict, dict]:
+                du_cfg: du.DUConfig, graph, halves: tuple[torch.Tensor, torch.Tensor],
+                pdudt: tuple[torch.Tensor, dict] | None = None) -> tuple[dict, dict]:
     """Client-wise removal (Sec. IV-C, eq. 5-6; spec 3.3, A10, A13): DU per weight of cdfl.unlearn.client_weights
     (newton: w = 1, literal: w = 1/N; the same message, so newton's applied update is N times literal's), then
     fine-tuning on the N-1 remaining clients; RT from theta^0 on them (best round). Both train on the graph
-    without the removed node, repaired (spec 5.2) by the engine (`Schedule.repaired_without`). Returns the
-    results block and its wall times."""
+    without the removed node, repaired (spec 5.2) by the engine (`Schedule.repaired_without`). `pdudt`: PDUDT's
+    unlearned models and cost (original_with_pdudt), followed by its subsequent rounds on the N-1 clients
+    (pdudt_rounds). Returns the results block and its wall times."""
     cfg = config(setup.params)
     rounds, ft_rounds, fit = cfg["train"]["rounds"], cfg["unlearn"]["finetune_rounds"], cfg["eval"]["mia_fit"]
     clients = list(range(cfg["clients"]))
@@ -414,6 +446,12 @@ def client_cell(setup: Setup, orig: torch.Tensor, orig_state: dict, theta0: torc
         times[weight] = {"du_correction_s": res.wall_time_s, "du_finetune_s": ft_s,
                          "du_s": None if ft_s is None else res.wall_time_s + ft_s}
     times["rt_s"] = rt_s
+    if pdudt is not None:
+        state = {"opt": None if opt is None else opt.select(rows)}  # the remaining clients keep their state
+        block_p, times["pdudt"], tuned = pdudt_recovery(setup, pdudt, remaining, after, state, forget_idx)
+        block_p["distance_to_rt"] = None if tuned is None else float((tuned.mean(0) - rt_best).norm())
+        block_p["mia"] = None if tuned is None else mia(setup, tuned.mean(0), retained_idx, forget_idx, halves,
+                                                        "client", fit, "pdudt")
     original = {**model_metrics(setup, orig[rows].mean(0), forget_idx),
                 "forget_accuracy_all": model_metrics(setup, orig.mean(0), forget_idx)["forget_accuracy"],
                 "distance_to_rt": float((orig[rows].mean(0) - rt_best).norm()),
@@ -425,6 +463,14 @@ def client_cell(setup: Setup, orig: torch.Tensor, orig_state: dict, theta0: torc
                     "grad_evals": rt_grads,
                     "mia": mia(setup, rt_best, retained_idx, forget_idx, halves, "client", fit, "rt")},
              "original": original}
+    if pdudt is not None:
+        block["pdudt"] = block_p
+        tuned = block_p["after_subsequent"] or {}
+        log.info("%s client %d (PDUDT, approx.): %s %% after correction, %s %% after %d subsequent rounds (stable at "
+                 "round %s); forget acc %s; MIA %s; %s s to stabilise vs RT %.2f s", setup.name, target,
+                 _num(block_p["after_correction"]["test_accuracy"]), _num(tuned.get("test_accuracy")),
+                 block_p["rounds"], block_p["stable_round"], _num(tuned.get("forget_accuracy")), _pct(block_p["mia"]),
+                 _num(times["pdudt"]["pdudt_stable_s"]), rt_s)
     for weight, d in weights.items():
         tuned = d["after_finetune"] or {}
         log.info("%s client %d (%s): DU %s %% after correction, %s %% after fine-tuning; RT best %.2f %% (round %d); "
@@ -434,6 +480,46 @@ def client_cell(setup: Setup, orig: torch.Tensor, orig_state: dict, theta0: torc
                  _num(tuned.get("forget_accuracy")), _num(rt_curve[best_round]["forget_accuracy"]),
                  _pct(original["mia"]), _pct(d["mia"]), _pct(block["rt"]["mia"]), _num(times[weight]["du_s"]), rt_s)
     return block, times
+
+
+def pdudt_rounds(cfg: dict) -> int:
+    """PDUDT's subsequent rounds after its correction (its paper's T): cdfl.pdudt.rounds, null = K."""
+    rounds = (cfg.get("pdudt") or {}).get("rounds")
+    return int(cfg["train"]["rounds"] if rounds is None else rounds)
+
+
+def pdudt_recovery(setup: Setup, pdudt: tuple[torch.Tensor, dict], remaining: list[int], after: Schedule, state: dict,
+                   forget_idx: torch.Tensor, n: int | None = None) -> tuple[dict, dict, torch.Tensor | None]:
+    """PDUDT's block: its unlearned models' metrics, then n (None: pdudt_rounds) rounds of D-PSGD on the remaining
+    clients (graph repaired, `state`: their optimizer state), the round where its accuracy stabilises (within 1
+    point of its best in the window, Fig. 2's measure) and the times: correction, correction + rounds to
+    stabilise, whole window. Returns the block, the times and the final models (None if it diverged)."""
+    cfg = config(setup.params)
+    theta, cost = pdudt
+    start_round = cfg["train"]["rounds"]
+    n = pdudt_rounds(cfg) if n is None else n
+    block = {"method": pdudt_baseline.LABEL, "sigma": cost["sigma"],
+             "noise_std_per_client": cost["noise_std_per_client"], "correction_norm": cost["correction_norm"],
+             "bytes_read": cost["bytes_read"], "history_floats": cost["history_floats"], "messages": 0, "floats": 0,
+             "after_correction": model_metrics(setup, theta.mean(0), forget_idx), "rounds": n, "curve": [],
+             "after_subsequent": None, "stable_round": None, "diverged": None, "grad_evals": 0}
+    times = {"pdudt_correction_s": cost["correction_s"], "pdudt_stable_s": None, "pdudt_window_s": None}
+    tuned = None
+    try:
+        if not bool(torch.isfinite(theta).all()):
+            raise Diverged(f"{setup.name}: PDUDT's correction produced non-finite weights")
+        tuned, curve, _, seconds, grads = run_rounds(setup, theta, setup.data, remaining, after,
+                                                     range(start_round, start_round + n), forget_idx, state)
+    except Diverged as err:  # reported, not a crash
+        log.warning("%s client: PDUDT diverged: %s", setup.name, err)
+        block["diverged"] = str(err)
+        return block, times, None
+    if curve:
+        k = pdudt_baseline.stable_round(curve)
+        block.update(curve=curve, after_subsequent=curve[-1], stable_round=k, grad_evals=grads)
+        times.update(pdudt_stable_s=cost["correction_s"] + sum(state["round_s"][:k]),
+                     pdudt_window_s=cost["correction_s"] + seconds)
+    return block, times, tuned
 
 
 def _pct(m: dict | None) -> str:
