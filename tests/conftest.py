@@ -67,7 +67,10 @@ def params() -> dict:
 
 
 def tiny_params(params: dict) -> dict:
-    """The shipped params.yaml shrunk to a synthetic dataset, 4 clients and 3 rounds."""
+    """The shipped params.yaml shrunk to a synthetic dataset, 4 clients and 3 rounds. One torch thread per job
+    (engine.cpu_threads: 1), so that Snakemake runs the tiny jobs, mostly interpreter start-up, two at a time on
+    two cores; the results are byte-identical at any --cores."""
+    params["engine"]["cpu_threads"] = 1
     params["spine"].update(dataset="synthetic", mlp_hidden=16, clients=4, methods=["retrain", "finetune"])
     params["spine"]["partition"].update(kind="iid", train_per_client=40)
     params["spine"]["train"].update(rounds=3, batch_size=16, lr=0.1, checkpoint_every=1)
@@ -119,6 +122,25 @@ def tiny(tmp_path_factory, device):
     steps.step_features(params, str(out / "processed.safetensors"), str(out / "features.safetensors"))
     steps.step_split(params, "spine", str(out / "features.safetensors"), str(out / "split.safetensors"))
     return params, str(out / "features.safetensors"), str(out / "split.safetensors")
+
+
+@pytest.fixture(scope="session")
+def tiny_run(tmp_path_factory) -> Path:
+    """The whole workflow on tests/config/tiny.yaml, run once per session with `snakemake --cores 2`:
+    test_pipeline reads its reports and re-runs it to compare bytes; test_slurm and test_crash_safety compare their
+    runs with it (one tiny run fewer each). Snakemake's output is in its snakemake.log."""
+    import shutil
+    import subprocess
+    import sys
+
+    workdir = tmp_path_factory.mktemp("tiny_run")
+    shutil.copy(ROOT / "tests" / "config" / "tiny.yaml", workdir / "params.yaml")
+    snakemake = Path(sys.executable).parent / "snakemake"
+    run = subprocess.run([str(snakemake), "--cores", "2", "-d", str(workdir), "-s", str(ROOT / "Snakefile")],
+                         capture_output=True, text=True)
+    (workdir / "snakemake.log").write_text(run.stdout + run.stderr)  # what Snakemake printed (the jobs it ran)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return workdir
 
 
 @pytest.fixture

@@ -231,17 +231,16 @@ def complete_run(workdir: Path) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.slow
-def test_killed_runs_rebuild_byte_identical_results(tmp_path):
+def test_killed_runs_rebuild_byte_identical_results(tiny_run, tmp_path):
+    """The uninterrupted reference is the session's tiny run (conftest's `tiny_run`: the whole workflow, a
+    superset of TARGETS' jobs)."""
     rng = random.Random(SEED)
     trials = [Trial(trigger, kind, round(rng.uniform(0.0, 0.3) if trigger == "pretrain" else rng.uniform(0.2, 2.0), 3))
               for trigger, kind in PLAN]
-    reference, crashed = tmp_path / "reference", tmp_path / "crashed"
-    for workdir in (reference, crashed):
-        workdir.mkdir()
-        shutil.copy(ROOT / "tests" / "config" / "tiny.yaml", workdir / "params.yaml")
+    crashed = tmp_path / "crashed"
+    crashed.mkdir()
+    shutil.copy(ROOT / "tests" / "config" / "tiny.yaml", crashed / "params.yaml")
     start = time.monotonic()
-    run = complete_run(reference)
-    assert run.returncode == 0, run.stderr[-3000:]
 
     for trial in trials:
         killed_run(crashed, trial)
@@ -267,14 +266,14 @@ def test_killed_runs_rebuild_byte_identical_results(tmp_path):
                           *TARGETS], capture_output=True, text=True)  # no --rerun-incomplete here
     assert dry.returncode == 0 and "Nothing to be done" in dry.stdout + dry.stderr, dry.stderr[-2000:]
 
-    # the same bytes as the uninterrupted run
-    expected, got = deterministic_files(reference), deterministic_files(crashed)
+    # the same bytes as the uninterrupted run (the dry run above shows nothing of TARGETS is missing)
+    expected, got = deterministic_files(tiny_run), deterministic_files(crashed)
     assert {"artifacts/spine/pretrain/history/grads.npy",
             "artifacts/spine/pretrain/checkpoints/round_00003.safetensors",
             "artifacts/pdudt_synthetic/pretrain/history/grads.npy", "results/pdudt_synthetic/pdudt.json",
-            "results/spine/retrain.json", "reports/spine/metrics.csv"} <= expected.keys()
-    assert got.keys() == expected.keys()
-    assert [name for name in expected if got[name] != expected[name]] == []
+            "results/spine/retrain.json", "reports/spine/metrics.csv"} <= got.keys()
+    assert got.keys() <= expected.keys(), sorted(got.keys() - expected.keys())
+    assert [name for name in got if got[name] != expected[name]] == []
 
 
 # --- the defects the killed runs showed, each fixed at its root ---

@@ -38,12 +38,12 @@ def deterministic_files(workdir: Path) -> dict[str, bytes]:
 
 
 @pytest.fixture(scope="module")
-def two_runs(tmp_path_factory):
-    base = tmp_path_factory.mktemp("pipeline")
-    runs = [run_workflow(base / name, ROOT / "tests" / "config" / "tiny.yaml") for name in ("a", "b")]
-    for run in runs:
-        assert run.returncode == 0, run.stderr[-3000:]
-    return base / "a", base / "b"
+def two_runs(tiny_run, tmp_path_factory):
+    """The session's tiny run (conftest) and a second, independent one."""
+    second = tmp_path_factory.mktemp("pipeline") / "b"
+    run = run_workflow(second, ROOT / "tests" / "config" / "tiny.yaml")
+    assert run.returncode == 0, run.stderr[-3000:]
+    return tiny_run, second
 
 
 def test_end_to_end_writes_the_report(two_runs):

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import torch
+import yaml
 
 from unlearning import provenance
 
@@ -104,12 +105,16 @@ def test_cli_with_params_uses_the_pipelines_device_threads_and_determinism(tmp_p
     before = (torch.get_num_threads(), torch.are_deterministic_algorithms_enabled(),
               torch.is_deterministic_algorithms_warn_only_enabled())
     try:
-        assert provenance.main(["--out", str(out), "--params", str(TINY), "--repo", str(ROOT), "--threads", "3"]) == 0
+        auto = yaml.safe_load(TINY.read_text())
+        auto["engine"]["cpu_threads"] = "auto"  # the rule's threads decide
+        (tmp_path / "params.yaml").write_text(yaml.safe_dump(auto))
+        assert provenance.main(["--out", str(out), "--params", str(tmp_path / "params.yaml"), "--repo", str(ROOT),
+                                "--threads", "3"]) == 0
     finally:
         torch.set_num_threads(before[0])
         torch.use_deterministic_algorithms(before[1], warn_only=before[2])
     info = json.loads(out.read_text())
-    assert info["torch"]["threads"] == 3  # the rule's threads (tiny.yaml's engine.cpu_threads is auto)
+    assert info["torch"]["threads"] == 3  # the rule's threads (engine.cpu_threads: auto)
     assert info["torch"]["determinism"]["deterministic_algorithms"] is True
     assert info["device"]["type"] == ("cuda" if torch.cuda.is_available() else "cpu")  # tiny.yaml: device auto
     assert len(info["git"]["commit"]) == 40

@@ -29,7 +29,7 @@ pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 SNAKEMAKE = os.path.join(os.path.dirname(sys.executable), "snakemake")
 SCRIPT = ROOT / "scripts" / "slurm_local.sh"
 PROFILE = ROOT / "workflow" / "profiles" / "slurm"
-TIMEOUT_S = int(os.environ.get("SLURM_TEST_TIMEOUT", "1200"))  # both runs
+TIMEOUT_S = int(os.environ.get("SLURM_TEST_TIMEOUT", "1200"))  # the run on Slurm
 LOCAL_RULES = {"all", "data", "experiments"}  # target rules, run by Snakemake itself
 
 
@@ -111,21 +111,21 @@ def one_group(env: dict) -> list[str]:
     return ["--groups", *(f"{r}=tiny" for r in rules), "--group-components", "tiny=1000"]
 
 
-def test_tiny_workflow_on_slurm_matches_a_local_run(slurm_env, tmp_path):
+def test_tiny_workflow_on_slurm_matches_a_local_run(slurm_env, tiny_run, tmp_path):
+    """The local run is the session's tiny run (conftest's `tiny_run`, `snakemake --cores 2`)."""
     start = time.monotonic()
     grouped = one_group(slurm_env)
-    local = start_workflow(tmp_path / "local", ["--cores", "2"], slurm_env)
     cluster = start_workflow(tmp_path / "slurm", ["--profile", str(PROFILE), *grouped, "--slurm-keep-successful-logs",
                                                   "--slurm-logdir", str(tmp_path / "slurm" / "slurm_logs"),
                                                   "--slurm-init-seconds-before-status-checks", "5"], slurm_env)
     try:
-        codes = [finish(p, TIMEOUT_S - (time.monotonic() - start)) for p in (cluster, local)]
+        code = finish(cluster, TIMEOUT_S - (time.monotonic() - start))
     except subprocess.TimeoutExpired:
-        for p in (cluster, local):
-            stop_run(p)
-        pytest.fail(f"the two tiny runs did not finish within {TIMEOUT_S} s (SLURM_TEST_TIMEOUT)")
-    logs = {name: (tmp_path / name / "snakemake.log").read_text() for name in ("local", "slurm")}
-    assert codes == [0, 0], f"exit codes (slurm, local) {codes}:\n{logs['slurm'][-3000:]}\n{logs['local'][-3000:]}"
+        stop_run(cluster)
+        pytest.fail(f"the tiny run on Slurm did not finish within {TIMEOUT_S} s (SLURM_TEST_TIMEOUT)")
+    logs = {"slurm": (tmp_path / "slurm" / "snakemake.log").read_text(),
+            "local": (tiny_run / "snakemake.log").read_text()}
+    assert code == 0, f"exit code {code}:\n{logs['slurm'][-3000:]}"
 
     # Every rule job went through Slurm, in the one group job, and completed there: the job completion log,
     # read by sacct, lists it under the run's job name.
@@ -146,7 +146,7 @@ def test_tiny_workflow_on_slurm_matches_a_local_run(slurm_env, tmp_path):
     assert {r[0] for r in rows} == submitted
     assert {(r[5], r[6]) for r in rows} == {("COMPLETED", "0:0")}
 
-    a, b = deterministic_files(tmp_path / "local"), deterministic_files(tmp_path / "slurm")
+    a, b = deterministic_files(tiny_run), deterministic_files(tmp_path / "slurm")
     assert len(a) > 50 and "results/spine/original.json" in a
     assert sorted(a) == sorted(b)
     differing = [name for name in a if a[name] != b[name]]

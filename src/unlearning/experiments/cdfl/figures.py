@@ -38,7 +38,7 @@ def figure2(times: pd.DataFrame, out: Path) -> str:
     data = pd.DataFrame(rows, columns=["dataset", "granularity", "method", "seconds"])
     datasets = sorted(data.dataset.unique()) or ["none"]
     style.apply()
-    fig, axes = plt.subplots(1, len(datasets), figsize=(5.5 * len(datasets), 3.6), squeeze=False)
+    fig, axes = plt.subplots(1, len(datasets), figsize=(7.0 * len(datasets), 3.6), squeeze=False)
     for ax, dataset in zip(axes[0], datasets):
         part = data[data.dataset == dataset]
         if part.empty:
@@ -47,6 +47,7 @@ def figure2(times: pd.DataFrame, out: Path) -> str:
             continue
         sns.barplot(part, x="granularity", y="seconds", hue="method", errorbar="sd", ax=ax)
         ax.set_title(f"{dataset}: unlearning vs RT time (Fig. 2)")
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
         ax.set_yscale("log")
         ax.set_ylabel("seconds (training / unlearning only)")
         ax.tick_params(axis="x", labelrotation=20)
