@@ -34,6 +34,10 @@ from .flat import FlatSpec
 Loss = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
 
+class Diverged(RuntimeError):
+    """The loss or a gradient became NaN/inf; the message names the epoch and step."""
+
+
 @dataclass(frozen=True)
 class Schedule:
     """lr0 * gamma^epoch, batches of `batch_size`, permutations seeded by `seed`."""
@@ -98,10 +102,14 @@ def run_epochs(model: nn.Module, X: torch.Tensor, y: torch.Tensor, schedule: Sch
         lr = schedule.lr(epoch)
         order = schedule.permutation(n, epoch).to(X.device)
         top = 0.0
-        for batch in torch.split(order, schedule.batch_size):
+        for step, batch in enumerate(torch.split(order, schedule.batch_size)):
             loss = loss_fn(model(X[batch]), y[batch])
             grads = torch.autograd.grad(loss, params)
-            top = max(top, float(torch.sqrt(sum((g * g).sum() for g in grads))))
+            norm = float(torch.sqrt(sum((g * g).sum() for g in grads)))
+            if not (math.isfinite(norm) and math.isfinite(float(loss.detach()))):
+                raise Diverged(f"epoch {epoch}, step {step}: the loss ({float(loss.detach()):g}) or its gradient norm "
+                               f"({norm:g}) is not finite; valid: a smaller lr0")
+            top = max(top, norm)
             with torch.no_grad():
                 for p, g in zip(params, grads):
                     p.add_(g, alpha=-lr)
