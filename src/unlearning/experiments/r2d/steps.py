@@ -234,7 +234,8 @@ def step_run(params: dict, dataset: str, seed: int, out: str, timing: str, check
     sched = cs.Schedule(tc["lr0"], tc["gamma"], per_like(tc["batch_size"], like),
                         derive_seed(params["seed"], SECTION, dataset, seed, "shuffle"))
     log.info("%s seed %d: n %d, m %d (%d users), d %d", dataset, seed, len(train), len(Z), len(users), spec.dim)
-    res = cs.train(model, X[train], y[train], X[val], y[val], sched, tc["max_epochs"], checkpoints)
+    # at least 2 epochs: the noise accounting's T = (E_sel - 1) S must be a step or more
+    res = cs.train(model, X[train], y[train], X[val], y[val], sched, tc["max_epochs"], checkpoints, min_selected=2)
     E_sel, G = res.selected, res.G
     clock = time.perf_counter()
     est = cfg["estimate"]
