@@ -17,6 +17,7 @@ include: "workflow/rules/report.smk"
 include: "workflow/rules/pdudt.smk"
 include: "workflow/rules/sglu.smk"
 include: "workflow/rules/cdfl.smk"
+include: "workflow/rules/r2d.smk"
 
 
 wildcard_constraints:
@@ -31,6 +32,7 @@ rule all:
         "reports/pdudt/index.md",
         "reports/sglu/index.md",
         "reports/cdfl/index.md",
+        "reports/r2d/index.md",
     default_target: True
 
 
@@ -55,3 +57,4 @@ rule experiments:
         rules.pdudt_report.input,
         rules.sglu_report.input,
         rules.cdfl_report.input,
+        rules.r2d_report.input,

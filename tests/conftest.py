@@ -106,6 +106,19 @@ def tiny_params(params: dict) -> dict:
     cdfl["train"].update(rounds=3, batch_size=16, lr=0.1)
     cdfl["eval"].update(test_images=200, mia_fit=50)
     cdfl["convex"].update(dataset="synthetic", lambdas=[0.01, 0.1], train_per_client=40, image_side=7)
+    r2d = params["r2d"]  # one image stand-in (built from the synthetic images), eICU absent (shows as missing)
+    r2d.update(datasets=["fmnist_users", "eicu"], seeds=[0], baseline_seed=0, epsilons=[1, 40], table_epsilons=[40],
+               quick={}, paper={})
+    r2d["stand_ins"] = {"fmnist_users": {**r2d["stand_ins"]["fmnist_users"], "source": "synthetic", "pair": [0, 1],
+                                         "users": 8, "per_user": 10, "ood_users": 4, "ood_per_user": 5}}
+    r2d["model"]["widths"] = [16, 8]
+    r2d["train"].update(max_epochs=4, batch_size=32)
+    r2d["estimate"]["L_samples"] = 2
+    r2d["rewind"] = {"eicu": [0.5, 1.0], "lacuna": [0.5, 1.0]}
+    r2d["mia"].update(n_splits=2, n_repeats=1)
+    r2d["hf"].update(epochs=2, batch_size=32, rho_iterations=5)
+    r2d["cns"].update(epochs=2)
+    r2d["cns"]["lissa"].update(s1=1, s2=3, bs=4)
     return params
 
 

@@ -34,6 +34,8 @@ def deterministic_files(workdir: Path) -> dict[str, bytes]:
     files += [workdir / "reports" / "cdfl" / f"{name}.csv" for name in ("table1", "table2", "table3", "table4",
                                                                              "sweep_damping", "sweep_sigma", "client",
                                                                              "convex", "figure1")]
+    files += [workdir / "reports" / "r2d" / f"{name}.csv" for name in ("accounting", "fig1c", "figure1", "table5",
+                                                                            "tables8_9", "retrain_noised", "claims")]
     return {str(f.relative_to(workdir)): f.read_bytes() for f in files}
 
 
@@ -60,7 +62,7 @@ def test_front_page_leads_to_every_report(two_runs):
     a, _ = two_runs
     front = (a / "reports" / "index.md").read_text()
     front_html = (a / "reports" / "index.html").read_text()
-    for paper in ("spine", "pdudt", "sglu", "cdfl"):
+    for paper in ("spine", "pdudt", "sglu", "cdfl", "r2d"):
         assert f"]({paper}/index.md)" in front and f"href='{paper}/index.html'" in front_html
         page = (a / "reports" / paper / "index.html").read_text()
         assert page.startswith("<!doctype html>") and "<table" in page
@@ -93,6 +95,25 @@ def test_end_to_end_runs_cdfl(two_runs):
     cell = json.loads((a / "results" / "cdfl" / "synthetic" / "iid_ring_s0.json").read_text())
     assert set(cell["granularities"]) == {"sample", "class"} and cell["rounds"] == 3
     assert "not in cdfl.datasets" in (a / "reports" / "cdfl" / "table1.csv").read_text()
+
+
+def test_end_to_end_runs_r2d(two_runs):
+    a, _ = two_runs
+    report = (a / "reports" / "r2d" / "index.md").read_text()
+    for heading in ("Sigma at the paper's constants", "Figure 1", "Table 5", "Tables 8-9", "Tables 2 and 7",
+                    "The paper's claims", "Choices where the paper is silent", "Data sets not run"):
+        assert f"## {heading}" in report
+    run = json.loads((a / "results" / "r2d" / "fmnist_users" / "s0.json").read_text())
+    assert [r["K_ep"] for r in run["rewinds"]][-1] == run["learning"]["E_sel"] and run["stand_in"]
+    assert {c["epsilon"] for c in run["cells"]} == {1, 40}
+    assert len(list((a / "artifacts" / "r2d" / "fmnist_users" / "s0").glob("*.safetensors"))) == 5  # epochs 0..4
+    base = json.loads((a / "results" / "r2d" / "fmnist_users" / "baselines.json").read_text())
+    assert {"hf", "cns"} <= base.keys() and base["cns"]["Delta"] > 0
+    import pandas as pd
+
+    accounting = pd.read_csv(a / "reports" / "r2d" / "accounting.csv")
+    assert len(accounting) == 126 and (accounting.status == "within").all()
+    assert "missing: " in (a / "reports" / "r2d" / "tables8_9.csv").read_text()  # eICU is not on disk
 
 
 def test_end_to_end_runs_pdudt(two_runs):

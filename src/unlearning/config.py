@@ -367,6 +367,68 @@ def _check_cdfl(cfg: dict, source: str) -> None:
                           "erdos_renyi, complete")
 
 
+R2D_REQUIRED = ("datasets", "stand_ins", "real", "val_frac", "model", "train", "estimate", "noise", "rewind",
+                "epsilons", "table_epsilons", "seeds", "baseline_seed", "mia", "hf", "cns", "accounting")
+R2D_STAND_IN_KEYS = {"synthetic": ("like", "users", "dim", "ood_users", "ood_per_user", "forget_users", "test_frac"),
+                     "images": ("like", "source", "pair", "users", "per_user", "ood_users", "ood_per_user",
+                                "signature_scale", "forget_users", "test_frac")}
+
+
+def _check_r2d(cfg: dict, source: str) -> None:
+    """What the schema cannot say: every data set is a stand-in or a real set, a stand-in has the keys of its kind
+    and can give the forget request, the baselines' seed is run, the classical mechanism stays at epsilon <= 1,
+    Tables 8-9's epsilon is in the R2D grid, and the accounting's rewinds fit its epochs."""
+    for name in cfg["datasets"]:
+        if name not in cfg["stand_ins"] and name not in cfg["real"]:
+            raise ParamsError(f"{source}: r2d.datasets: {name!r} is neither in r2d.stand_ins nor r2d.real; valid: "
+                              f"{', '.join([*cfg['stand_ins'], *cfg['real']])}")
+    for name, entry in cfg["stand_ins"].items():
+        kind = entry.get("kind")
+        if kind not in R2D_STAND_IN_KEYS:
+            raise ParamsError(f"{source}: r2d.stand_ins.{name}.kind: missing; valid: synthetic, images")
+        needed = R2D_STAND_IN_KEYS[kind] + (("per_user",) if kind == "synthetic" and entry.get("like") == "lacuna"
+                                            else ())
+        absent = [k for k in needed if k not in entry]
+        if absent:
+            raise ParamsError(f"{source}: r2d.stand_ins.{name}.{absent[0]}: missing; a {kind} stand-in needs "
+                              f"{', '.join(needed)}")
+        lacuna = entry["like"] == "lacuna"
+        if kind == "images":
+            classes = DATASET_INFO[entry["source"]][0]
+            if max(entry["pair"]) >= classes or entry["pair"][0] == entry["pair"][1]:
+                raise ParamsError(f"{source}: r2d.stand_ins.{name}.pair: {entry['pair']}; valid: two different "
+                                  f"classes of {entry['source']} (0..{classes - 1})")
+            for key in ("users", "ood_users"):
+                if entry[key] % 2:
+                    raise ParamsError(f"{source}: r2d.stand_ins.{name}.{key}: {entry[key]} users, half per label; "
+                                      "valid: an even number")
+        forget = entry["forget_users"]
+        if lacuna and forget % 2:
+            raise ParamsError(f"{source}: r2d.stand_ins.{name}.forget_users: {forget}; Lacuna-like requests take "
+                              "half per label; valid: an even number")
+        if forget >= entry["users"] or (lacuna and forget // 2 > entry["users"] // 2 - 1):
+            raise ParamsError(f"{source}: r2d.stand_ins.{name}.forget_users: {forget} of {entry['users']} users "
+                              f"would leave {'a label' if lacuna else 'nothing'} without training users; valid: "
+                              f"at most {(entry['users'] // 2 - 1) * 2 if lacuna else entry['users'] - 1}")
+    if cfg["baseline_seed"] not in cfg["seeds"]:
+        raise ParamsError(f"{source}: r2d.baseline_seed: {cfg['baseline_seed']} is not in r2d.seeds; valid: one of "
+                          f"{cfg['seeds']}")
+    if cfg["noise"]["mechanism"] == "classical" and max(cfg["epsilons"]) > 1:
+        raise ParamsError(f"{source}: r2d.noise.mechanism: classical holds for epsilon <= 1 (Theorem 3.1) but "
+                          f"r2d.epsilons reaches {max(cfg['epsilons']):g}; valid: analytic, or epsilons <= 1")
+    if max(cfg["table_epsilons"]) not in cfg["epsilons"]:
+        raise ParamsError(f"{source}: r2d.table_epsilons: Tables 8-9 take R2D at epsilon "
+                          f"{max(cfg['table_epsilons']):g}, which is not in r2d.epsilons; valid: add it there")
+    for like in ("eicu", "lacuna"):
+        c = cfg["accounting"][like]
+        late = [k for k in c["rewind_epochs"] if k > c["E_sel"] - 1]
+        if late:
+            raise ParamsError(f"{source}: r2d.accounting.{like}.rewind_epochs: {late[0]} exceeds E_sel - 1 = "
+                              f"{c['E_sel'] - 1} (T = (E_sel - 1) S); valid: 0..{c['E_sel'] - 1}")
+        if c["m"] >= c["n"] or c["fig1c_m"] >= c["n"]:
+            raise ParamsError(f"{source}: r2d.accounting.{like}.m: deletes at least n = {c['n']}; valid: m < n")
+
+
 def check_params(params: dict, source: str = "params.yaml") -> dict:
     """Validate everything; return `params` unchanged. Raises ParamsError with one line."""
     full = schema()
@@ -388,6 +450,10 @@ def check_params(params: dict, source: str = "params.yaml") -> dict:
     cdfl_schema = {"$defs": full["$defs"], **full["$defs"]["cdfl"], "required": list(CDFL_REQUIRED)}
     _validate_schema(cfg, cdfl_schema, f"{source}: cdfl.{params['scale']} merged: ")
     _check_cdfl(cfg, source)
+    cfg = section_config(params, "r2d")
+    r2d_schema = {"$defs": full["$defs"], **full["$defs"]["r2d"], "required": list(R2D_REQUIRED)}
+    _validate_schema(cfg, r2d_schema, f"{source}: r2d.{params['scale']} merged: ")
+    _check_r2d(cfg, source)
     return params
 
 

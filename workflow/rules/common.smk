@@ -7,6 +7,7 @@ from snakemake.utils import validate
 
 from unlearning.config import ParamsError, check_params, experiment_config, experiments, load_params, section_config
 from unlearning.data.datasets import missing_reason
+from unlearning.data.r2d_real import missing_reason as r2d_missing_reason
 from unlearning.experiments.sglu.steps import missing_reason as sglu_missing_reason
 from unlearning.resolved import write_resolved
 from unlearning.sources import module_files
@@ -274,3 +275,56 @@ def cdfl_missing_args():
     if not CDFL_MISSING:
         return ""
     return "--missing " + " ".join(shlex.quote(f"{d}={r}") for d, r in CDFL_MISSING.items())
+
+
+# --- R2D: the stand-ins always run; eICU and Lacuna-100 when their processed files are on disk, else missing ---
+R2D = section_config(config, "r2d")
+R2D_MISSING = {d: reason for d in R2D["datasets"] if (reason := r2d_missing_reason(d, R2D, config))}
+R2D_RUN = [d for d in R2D["datasets"] if d not in R2D_MISSING]
+R2D_CODE = code("unlearning.experiments.r2d.steps")
+# the report's CSV tables (experiments/r2d/report.py TABLES); timing.csv holds wall times, the others are deterministic
+R2D_TABLES = ("accounting", "fig1c", "figure1", "table5", "tables8_9", "retrain_noised", "timing", "claims")
+
+
+def r2d_processed(dataset):
+    """The processed image tensors an image stand-in is built from ([] for the others)."""
+    entry = R2D["stand_ins"].get(dataset, {})
+    return [f"data/processed/{entry['source']}.safetensors"] if entry.get("kind") == "images" else []
+
+
+def r2d_processed_option(dataset):
+    return " ".join(f"--processed {p}" for p in r2d_processed(dataset))
+
+
+def r2d_run_params(dataset):
+    """What a run reads: its data set's entry and every learning, noise and evaluation setting."""
+    keys = ("val_frac", "model", "train", "estimate", "noise", "rewind", "epsilons", "table_epsilons", "mia")
+    entry = R2D["stand_ins"].get(dataset) or R2D["real"].get(dataset)
+    return {"dataset": entry, **{k: R2D[k] for k in keys}}
+
+
+def r2d_baselines_params(dataset):
+    return {**r2d_run_params(dataset), "hf": R2D["hf"], "cns": R2D["cns"]}
+
+
+def r2d_results():
+    return [f"results/r2d/{d}/s{s}.json" for d in R2D_RUN for s in R2D["seeds"]]
+
+
+def r2d_baseline_results():
+    return [f"results/r2d/{d}/baselines.json" for d in R2D_RUN]
+
+
+def r2d_baseline_run(wc):
+    return f"results/r2d/{wc.dataset}/s{R2D['baseline_seed']}.json"
+
+
+def r2d_timings():
+    return [f"timings/r2d/{d}/s{s}.json" for d in R2D_RUN for s in R2D["seeds"]] + \
+        [f"timings/r2d/{d}/baselines.json" for d in R2D_RUN]
+
+
+def r2d_missing_args():
+    if not R2D_MISSING:
+        return ""
+    return "--missing " + " ".join(shlex.quote(f"{d}={r}") for d, r in R2D_MISSING.items())

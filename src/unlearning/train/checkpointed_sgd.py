@@ -34,6 +34,10 @@ from .flat import FlatSpec
 Loss = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
 
+class Diverged(RuntimeError):
+    """The loss or a gradient became NaN/inf; the message names the epoch and step."""
+
+
 @dataclass(frozen=True)
 class Schedule:
     """lr0 * gamma^epoch, batches of `batch_size`, permutations seeded by `seed`."""
@@ -98,10 +102,14 @@ def run_epochs(model: nn.Module, X: torch.Tensor, y: torch.Tensor, schedule: Sch
         lr = schedule.lr(epoch)
         order = schedule.permutation(n, epoch).to(X.device)
         top = 0.0
-        for batch in torch.split(order, schedule.batch_size):
+        for step, batch in enumerate(torch.split(order, schedule.batch_size)):
             loss = loss_fn(model(X[batch]), y[batch])
             grads = torch.autograd.grad(loss, params)
-            top = max(top, float(torch.sqrt(sum((g * g).sum() for g in grads))))
+            norm = float(torch.sqrt(sum((g * g).sum() for g in grads)))
+            if not (math.isfinite(norm) and math.isfinite(float(loss.detach()))):
+                raise Diverged(f"epoch {epoch}, step {step}: the loss ({float(loss.detach()):g}) or its gradient norm "
+                               f"({norm:g}) is not finite; valid: a smaller lr0")
+            top = max(top, norm)
             with torch.no_grad():
                 for p, g in zip(params, grads):
                     p.add_(g, alpha=-lr)
@@ -134,12 +142,14 @@ class TrainResult:
 
 
 def train(model: nn.Module, X: torch.Tensor, y: torch.Tensor, X_val: torch.Tensor, y_val: torch.Tensor,
-          schedule: Schedule, max_epochs: int, directory: str | Path, loss_fn: Loss = F.cross_entropy) -> TrainResult:
-    """Train for `max_epochs`, checkpoint every epoch under `directory`, select by validation error.
+          schedule: Schedule, max_epochs: int, directory: str | Path, loss_fn: Loss = F.cross_entropy,
+          min_selected: int = 1) -> TrainResult:
+    """Train for `max_epochs`, checkpoint every epoch under `directory`, select by validation error among the
+    epoch counts min_selected .. max_epochs.
 
     The model is left at the selected epoch's state (theta_T of the paper)."""
-    if isinstance(max_epochs, bool) or not isinstance(max_epochs, int) or max_epochs < 1:
-        raise ValueError(f"max_epochs = {max_epochs!r}: valid: an integer >= 1")
+    if isinstance(max_epochs, bool) or not isinstance(max_epochs, int) or max_epochs < max(1, min_selected):
+        raise ValueError(f"max_epochs = {max_epochs!r}: valid: an integer >= {max(1, min_selected)}")
     spec = FlatSpec.of(model)
     store = CheckpointStore(directory)
     save_epoch(store, 0, model, spec)
@@ -151,7 +161,7 @@ def train(model: nn.Module, X: torch.Tensor, y: torch.Tensor, X_val: torch.Tenso
         norms += run_epochs(model, X, y, schedule, epoch, epoch + 1, loss_fn, store)
         seconds.append(time.perf_counter() - start)
         val_errors.append(error(model, X_val, y_val))
-    selected = 1 + min(range(max_epochs), key=lambda i: (val_errors[i], i))
+    selected = 1 + min(range(max(min_selected, 1) - 1, max_epochs), key=lambda i: (val_errors[i], i))
     load_epoch(store, selected, model, spec)
     return TrainResult(val_errors, norms, seconds, selected, max(norms))
 

@@ -9,6 +9,8 @@ non-members into its metrics (`metrics`). A new attack is one class with these t
   (retained training data vs held-out data); metric: balanced accuracy with its 95 % binomial interval.
 - `ShadowModels` (Shokri et al. 2017): per-class random forests fitted on shadow models' softmax vectors;
   outputs are softmax vectors; metrics over balanced resamples (`shadow.repeated_attack`).
+- `LogitLossAttack` (Shokri-style, as Mu & Klabjan 2025 use it): a logistic regression on [logits, loss] of the
+  target model, members vs samples of unseen users; metric: mean ROC AUC over repeated stratified K-fold.
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ import numpy as np
 import torch
 
 from .classifier import ClassifierAttack
+from .logit_loss import LogitLossAttack
 from .loss_threshold import LossThreshold
 from .shadow import ShadowModels
 
-__all__ = ["Attack", "ClassifierAttack", "LossThreshold", "ShadowModels"]
+__all__ = ["Attack", "ClassifierAttack", "LogitLossAttack", "LossThreshold", "ShadowModels"]
 
 
 class Attack(Protocol):

@@ -1,10 +1,11 @@
-"""R2D's commands: r2d-certify (no params.yaml). The steps, report and tables come later (issue 14)."""
+"""R2D's commands: r2d-certify (no params.yaml), r2d-run (learning and R2D on one data set and seed), r2d-baselines
+(HF and CNS) and r2d-report."""
 
 from __future__ import annotations
 
 import argparse
 
-from ..common.cli import flagged, integer_flag, number_flag
+from ..common.cli import add_file_options, flagged, integer_flag, number_flag
 
 # the argument named at the start of a privacy.r2d_noise error -> the flag that gave it
 FLAGS = {"epsilon": "--epsilon", "delta": "--delta", "K (rewound steps)": "--K", "T (learning steps)": "--T",
@@ -32,6 +33,41 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
                        ("--mechanism", "analytic (default) | classical | paper-compat"),
                        ("--sigma", "print the least K whose sigma is at most this")):
         c.add_argument(flag, help=text)
+    s = sub.add_parser("r2d-run", parents=[common], help="R2D: learning with a checkpoint per epoch, every rewind and "
+                       "epsilon, the noised retrain, evaluated (see experiments/r2d/steps.py)")
+    s.set_defaults(run=run)
+    s.add_argument("--dataset", required=True)
+    s.add_argument("--seed", type=int, required=True)
+    add_file_options(s, ["--out", "--timing", "--checkpoints", "--processed?"])
+    s = sub.add_parser("r2d-baselines", parents=[common], help="R2D's baselines HF and CNS on the run's data and "
+                       "forget request (see experiments/r2d/steps.py)")
+    s.set_defaults(run=run)
+    s.add_argument("--dataset", required=True)
+    s.add_argument("--seed", type=int, required=True)
+    add_file_options(s, ["--learning", "--out", "--timing", "--processed?"])
+    s = sub.add_parser("r2d-report", parents=[common], help="R2D: the sigma tables, Figure 1, Tables 2, 5, 7-9 "
+                       "beside the paper's numbers")
+    s.set_defaults(run=run)
+    s.add_argument("--results", nargs="*", default=[])
+    s.add_argument("--baselines", nargs="*", default=[])
+    s.add_argument("--timings", nargs="*", default=[])
+    s.add_argument("--missing", nargs="*", default=[], help="dataset=reason for each data set not run")
+    s.add_argument("--out-dir", required=True)
+
+
+def run(params: dict, a) -> None:
+    if a.step == "r2d-report":
+        from . import report
+
+        missing = dict(item.split("=", 1) for item in a.missing)
+        report.write_report(params, a.results, a.baselines, a.timings, missing, a.out_dir)
+        return
+    from . import steps
+
+    if a.step == "r2d-run":
+        steps.step_run(params, a.dataset, a.seed, a.out, a.timing, a.checkpoints, a.processed)
+    else:
+        steps.step_baselines(params, a.dataset, a.seed, a.learning, a.out, a.timing, a.processed)
 
 
 def r2d_certify(args) -> str:
