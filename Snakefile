@@ -17,6 +17,7 @@ include: "workflow/rules/report.smk"
 include: "workflow/rules/pdudt.smk"
 include: "workflow/rules/sglu.smk"
 include: "workflow/rules/cdfl.smk"
+include: "workflow/rules/rrdu.smk"
 
 
 wildcard_constraints:
@@ -31,6 +32,7 @@ rule all:
         "reports/pdudt/index.md",
         "reports/sglu/index.md",
         "reports/cdfl/index.md",
+        "reports/rrdu/index.md",
     default_target: True
 
 
@@ -47,6 +49,7 @@ rule data:
         sorted({features_path(e) for e in ["spine", *PDUDT_EXPS]}
                | {f"data/features/{d}.safetensors" for d in CDFL_RUN}),
         [f"data/processed/{d}.safetensors" for d in SGLU_TRAINED],
+        [f"data/processed/{d}.safetensors" for d in RRDU_RUN],
 
 
 rule experiments:
@@ -55,3 +58,4 @@ rule experiments:
         rules.pdudt_report.input,
         rules.sglu_report.input,
         rules.cdfl_report.input,
+        rules.rrdu_report.input,

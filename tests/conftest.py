@@ -103,6 +103,15 @@ def tiny_params(params: dict) -> dict:
     cdfl["train"].update(rounds=3, batch_size=16, lr=0.1)
     cdfl["eval"].update(test_images=200, mia_fit=50)
     cdfl["convex"].update(dataset="synthetic", lambdas=[0.01, 0.1], train_per_client=40, image_side=7)
+    rrdu = params["rrdu"]
+    rrdu.update(datasets={"synthetic": dict(rrdu["datasets"]["mnist"])}, clients=4, train_per_client=30, seeds=[0],
+                sweeps={"rho": [5.0], "L": [0.1], "epsilon": [0.1], "delta": [1.0e-4]}, table3={"ps": [0.0, 1.0]},
+                quick={}, paper={})
+    rrdu["train"].update(hops=3, batch_size=16)
+    rrdu["unlearn"].update(hops=4)
+    rrdu["backdoor"].update(test_size=100)
+    rrdu["baselines"].update(scratch_factors=[1])
+    rrdu["eval"].update(test_images=100, every=2)
     return params
 
 

@@ -8,6 +8,7 @@ rule provenance:
         [f"results/sglu/{d}/accounting.json" for d in SGLU["datasets"]],
         [f"results/sglu/{d}/{f}.json" for f in ("fig3a", "fig3c") for d in SGLU_TRAINED],
         cdfl_results(),
+        rrdu_seed_results(),
     output:
         "reports/provenance.json",
     log:
@@ -48,6 +49,8 @@ rule index:
         [f"reports/sglu/{t}.csv" for t in ("table3", "fig3a", "fig3b", "fig3c", "fig3d", "claims")],
         "reports/cdfl/index.md",
         [f"reports/cdfl/{t}.csv" for t in ("table1", "table2", "table3", "table4", "timing")],
+        "reports/rrdu/index.md",
+        [f"reports/rrdu/{t}.csv" for t in RRDU_TABLES],
     output:
         md="reports/index.md",
         html=report("reports/index.html", caption="../report/index.rst", category="Reports"),
