@@ -18,6 +18,7 @@ include: "workflow/rules/pdudt.smk"
 include: "workflow/rules/sglu.smk"
 include: "workflow/rules/cdfl.smk"
 include: "workflow/rules/r2d.smk"
+include: "workflow/rules/rrdu.smk"
 
 
 wildcard_constraints:
@@ -33,6 +34,7 @@ rule all:
         "reports/sglu/index.md",
         "reports/cdfl/index.md",
         "reports/r2d/index.md",
+        "reports/rrdu/index.md",
     default_target: True
 
 
@@ -49,6 +51,7 @@ rule data:
         sorted({features_path(e) for e in ["spine", *PDUDT_EXPS]}
                | {f"data/features/{d}.safetensors" for d in CDFL_RUN}),
         [f"data/processed/{d}.safetensors" for d in SGLU_TRAINED],
+        [f"data/processed/{d}.safetensors" for d in RRDU_RUN],
 
 
 rule experiments:
@@ -58,3 +61,4 @@ rule experiments:
         rules.sglu_report.input,
         rules.cdfl_report.input,
         rules.r2d_report.input,
+        rules.rrdu_report.input,

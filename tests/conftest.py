@@ -119,6 +119,15 @@ def tiny_params(params: dict) -> dict:
     r2d["hf"].update(epochs=2, batch_size=32, rho_iterations=5)
     r2d["cns"].update(epochs=2)
     r2d["cns"]["lissa"].update(s1=1, s2=3, bs=4)
+    rrdu = params["rrdu"]
+    rrdu.update(datasets={"synthetic": dict(rrdu["datasets"]["mnist"])}, clients=4, train_per_client=30, seeds=[0],
+                sweeps={"rho": [5.0], "L": [0.1], "epsilon": [0.1], "delta": [1.0e-4]}, table3={"ps": [0.0, 1.0]},
+                quick={}, paper={})
+    rrdu["train"].update(hops=3, batch_size=16)
+    rrdu["unlearn"].update(hops=4)
+    rrdu["backdoor"].update(test_size=100)
+    rrdu["baselines"].update(scratch_factors=[1])
+    rrdu["eval"].update(test_images=100, every=2)
     return params
 
 

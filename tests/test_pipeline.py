@@ -36,6 +36,8 @@ def deterministic_files(workdir: Path) -> dict[str, bytes]:
                                                                              "convex", "figure1")]
     files += [workdir / "reports" / "r2d" / f"{name}.csv" for name in ("accounting", "fig1c", "figure1", "table5",
                                                                             "tables8_9", "retrain_noised", "claims")]
+    files += [workdir / "reports" / "rrdu" / f"{name}.csv" for name in ("table3", "table14", "table15", "table16",
+                                                                             "table17", "figure1", "claims")]
     return {str(f.relative_to(workdir)): f.read_bytes() for f in files}
 
 
@@ -62,7 +64,7 @@ def test_front_page_leads_to_every_report(two_runs):
     a, _ = two_runs
     front = (a / "reports" / "index.md").read_text()
     front_html = (a / "reports" / "index.html").read_text()
-    for paper in ("spine", "pdudt", "sglu", "cdfl", "r2d"):
+    for paper in ("spine", "pdudt", "sglu", "cdfl", "r2d", "rrdu"):
         assert f"]({paper}/index.md)" in front and f"href='{paper}/index.html'" in front_html
         page = (a / "reports" / paper / "index.html").read_text()
         assert page.startswith("<!doctype html>") and "<table" in page
@@ -114,6 +116,22 @@ def test_end_to_end_runs_r2d(two_runs):
     accounting = pd.read_csv(a / "reports" / "r2d" / "accounting.csv")
     assert len(accounting) == 126 and (accounting.status == "within").all()
     assert "missing: " in (a / "reports" / "r2d" / "tables8_9.csv").read_text()  # eICU is not on disk
+
+
+def test_end_to_end_runs_rrdu(two_runs):
+    a, _ = two_runs
+    report = (a / "reports" / "rrdu" / "index.md").read_text()
+    for heading in ("Table 3", "Table 14", "Table 15", "Table 16", "Table 17", "Figure 1", "claims, one by one",
+                    "Cost", "Missing", "Choices where the paper is silent"):
+        assert heading in report
+    seed = json.loads((a / "results" / "rrdu" / "synthetic" / "seed0.json").read_text())
+    assert [r["p"] for r in seed["table3"]] == [0.0, 1.0] and seed["original"]["hops"] == 3
+    assert seed["table3"][0]["u_visits"] == 0 and seed["table3"][1]["u_visits"] == 4  # p = 0 never visits u
+    ablations = json.loads((a / "results" / "rrdu" / "synthetic" / "ablations.json").read_text())
+    assert set(ablations["sweeps"]) == {"rho", "L", "epsilon", "delta"}
+    assert set(ablations["baselines"]) == {"finetune", "ddp", "dpsgd"} and "3" in ablations["scratch"]["marks"]
+    assert "not in rrdu.datasets" in (a / "reports" / "rrdu" / "table3.csv").read_text()
+    assert (a / "reports" / "rrdu" / "figure1.png").stat().st_size > 1000
 
 
 def test_end_to_end_runs_pdudt(two_runs):

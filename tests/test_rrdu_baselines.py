@@ -72,3 +72,35 @@ def test_flnet_per_example_grads_with_dropout_drawn_per_example():
     g = rb.per_example_grads(model, x, torch.tensor([3, 3]))
     assert g.shape == (2, 1_663_562) and not torch.allclose(g[0], g[1])  # same image, different dropout masks
     assert model.training and model.net[1].training  # modes restored
+
+
+def test_loop_and_vmap_per_example_clipping_agree_without_dropout():
+    model = _model()
+    model.train()
+    model(torch.randn(16, 5))
+    x, y = torch.randn(7, 5) * 10, torch.randint(0, 3, (7,))
+    loop = rb.clipped_sum(model, x, y, C=0.5, strategy="loop")
+    vmapped = rb.clipped_sum(model, x, y, C=0.5, strategy="vmap", chunk=3)
+    assert torch.allclose(loop, vmapped, atol=1e-5)
+    with pytest.raises(ValueError, match="^strategy = 'x'"):
+        rb.clipped_sum(model, x, y, C=0.5, strategy="x")
+
+
+def _clients(n=4, per=20):
+    g = torch.Generator().manual_seed(0)
+    return [rw.TensorClient(torch.randn(per, 5, generator=g), torch.randint(0, 3, (per,), generator=g))
+            for _ in range(n)]
+
+
+def test_walks_count_examples_and_ddp_stays_in_its_ball():
+    clients = _clients()
+    token = rw.Token(_model(), lr=0.005)
+    rb.finetune_walk(token, clients, 3, rw.Streams.from_seed(0), s=2, batch_size=8)
+    assert token.examples == 3 * 2 * 8
+    token = rw.Token(_model(), lr=0.005)
+    ref = token.theta()
+    hops, moved = rb.ddp_walk(token, clients, 5, rw.Streams.from_seed(0), sigma=1e4, ref=ref, s=2, batch_size=8)
+    assert moved == 5 and float(torch.linalg.vector_norm(token.theta() - ref)) <= 10.0 + 1e-4
+    token = rw.Token(_model(), lr=0.005)
+    hops = rb.dpsgd_walk(token, clients, 2, rw.Streams.from_seed(0), z=1.0, s=2, batch_size=8)
+    assert token.examples == 2 * 16 and all(h.node != n.node for h, n in zip(hops, hops[1:]))

@@ -427,6 +427,41 @@ def _check_r2d(cfg: dict, source: str) -> None:
                               f"{c['E_sel'] - 1} (T = (E_sel - 1) S); valid: 0..{c['E_sel'] - 1}")
         if c["m"] >= c["n"] or c["fig1c_m"] >= c["n"]:
             raise ParamsError(f"{source}: r2d.accounting.{like}.m: deletes at least n = {c['n']}; valid: m < n")
+RRDU_REQUIRED = ("datasets", "clients", "train_per_client", "train", "backdoor", "unlearn", "table3", "sweeps",
+                 "baselines", "seeds", "eval")
+
+
+def _check_rrdu(cfg: dict, source: str) -> None:
+    """What the schema cannot say: u is a client, the target a class of every dataset, the shards fit in the
+    training set, and u's clean shard holds the poisoned copies (a sixth of it when rrdu.backdoor.poisoned is
+    null) and a minibatch."""
+    n, bd = cfg["clients"], cfg["backdoor"]
+    if bd["client"] >= n:
+        raise ParamsError(f"{source}: rrdu.backdoor.client: {bd['client']} is not a client index; valid: 0..{n - 1} "
+                          f"for rrdu.clients = {n}")
+    for dataset, dcfg in cfg["datasets"].items():
+        classes, shape, train_size = DATASET_INFO[dataset]
+        if bd["target"] >= classes:
+            raise ParamsError(f"{source}: rrdu.backdoor.target: {bd['target']} is not a class of {dataset}; valid: "
+                              f"0..{classes - 1}")
+        if (dcfg["model"] == "flnet") != (shape[1:] == (28, 28)):
+            raise ParamsError(f"{source}: rrdu.datasets.{dataset}.model: {dcfg['model']!r} does not take "
+                              f"{shape[1]}x{shape[2]} images; valid: {'flnet' if shape[1] == 28 else 'resnet18_bn'}")
+        per = cfg["train_per_client"]
+        if per is not None and per * n > train_size:
+            raise ParamsError(f"{source}: rrdu.train_per_client: {per} x {n} clients exceeds the {train_size} "
+                              f"training samples of {dataset}; valid: at most {train_size // n}")
+        share = train_size // n if per is None else per
+        if bd["poisoned"] is not None and bd["poisoned"] >= share:
+            raise ParamsError(f"{source}: rrdu.backdoor.poisoned: {bd['poisoned']} poisoned copies of client "
+                              f"{bd['client']}'s own images, but it holds {share} of {dataset}; valid: fewer than "
+                              f"{share} (copies of its non-target images), or null (a sixth: {round(share / 6)})")
+        if bd["poisoned"] is None and round(share / 6) < 1:
+            raise ParamsError(f"{source}: rrdu.train_per_client: {share} images per client give no poisoned copy "
+                              "(a sixth rounds to 0); valid: at least 3")
+        if cfg["train"]["batch_size"] > share:
+            raise ParamsError(f"{source}: rrdu.train.batch_size: {cfg['train']['batch_size']} exceeds the {share} "
+                              f"images of a client of {dataset}; valid: at most {share}")
 
 
 def check_params(params: dict, source: str = "params.yaml") -> dict:
@@ -454,6 +489,10 @@ def check_params(params: dict, source: str = "params.yaml") -> dict:
     r2d_schema = {"$defs": full["$defs"], **full["$defs"]["r2d"], "required": list(R2D_REQUIRED)}
     _validate_schema(cfg, r2d_schema, f"{source}: r2d.{params['scale']} merged: ")
     _check_r2d(cfg, source)
+    cfg = section_config(params, "rrdu")
+    rrdu_schema = {"$defs": full["$defs"], **full["$defs"]["rrdu"], "required": list(RRDU_REQUIRED)}
+    _validate_schema(cfg, rrdu_schema, f"{source}: rrdu.{params['scale']} merged: ")
+    _check_rrdu(cfg, source)
     return params
 
 

@@ -19,6 +19,7 @@ def tiny_config() -> dict:
     params["spine"]["paper"] = {}
     params["pdudt"]["paper"] = {}
     params["sglu"]["paper"] = {}
+    params["rrdu"]["paper"] = {}
     return params
 
 

@@ -328,3 +328,39 @@ def r2d_missing_args():
     if not R2D_MISSING:
         return ""
     return "--missing " + " ".join(shlex.quote(f"{d}={r}") for d, r in R2D_MISSING.items())
+
+
+# --- RR-DU: per dataset on disk, one job per seed and one for the ablations; the others show as missing ---
+RRDU = section_config(config, "rrdu")
+RRDU_CODE = code("unlearning.experiments.rrdu.steps")
+RRDU_MISSING = {
+    d: reason
+    for d in RRDU["datasets"]
+    if (reason := missing_reason(d, config["data"]["raw_root"], f"data/processed/{d}.safetensors"))
+}
+RRDU_RUN = [d for d in RRDU["datasets"] if d not in RRDU_MISSING]
+RRDU_TABLES = ("table3", "table14", "table15", "table16", "table17", "figure1", "claims", "cost", "certificate")
+
+
+def rrdu_params(dataset):
+    """What an RR-DU job reads: the dataset's settings and every training, unlearning and evaluation key."""
+    return {"dataset": RRDU["datasets"][dataset], **{k: v for k, v in RRDU.items() if k != "datasets"}}
+
+
+def rrdu_seed_results():
+    return [f"results/rrdu/{d}/seed{s}.json" for d in RRDU_RUN for s in RRDU["seeds"]]
+
+
+def rrdu_ablation_results():
+    return [f"results/rrdu/{d}/ablations.json" for d in RRDU_RUN]
+
+
+def rrdu_timings():
+    return [f"timings/rrdu/{d}/{n}.json" for d in RRDU_RUN for n in [*(f"seed{s}" for s in RRDU["seeds"]),
+                                                                     "ablations"]]
+
+
+def rrdu_missing_args():
+    if not RRDU_MISSING:
+        return ""
+    return "--missing " + " ".join(shlex.quote(f"{d}={r}") for d, r in RRDU_MISSING.items())

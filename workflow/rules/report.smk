@@ -9,6 +9,7 @@ rule provenance:
         [f"results/sglu/{d}/{f}.json" for f in ("fig3a", "fig3c") for d in SGLU_TRAINED],
         cdfl_results(),
         r2d_results(),
+        rrdu_seed_results(),
     output:
         "reports/provenance.json",
     log:
@@ -51,6 +52,8 @@ rule index:
         [f"reports/cdfl/{t}.csv" for t in ("table1", "table2", "table3", "table4", "timing")],
         "reports/r2d/index.md",
         [f"reports/r2d/{t}.csv" for t in R2D_TABLES],
+        "reports/rrdu/index.md",
+        [f"reports/rrdu/{t}.csv" for t in RRDU_TABLES],
     output:
         md="reports/index.md",
         html=report("reports/index.html", caption="../report/index.rst", category="Reports"),

@@ -5,6 +5,5 @@
 names no paper.
 """
 
-PAPERS = ("spine", "pdudt", "sglu", "cdfl", "r2d")  # in the front page's order
-# rrdu has commands (rrdu-certify) but no report yet: it joins PAPERS, and the front page, with its summary
-EXPERIMENTS = (*PAPERS, "rrdu", "common")
+PAPERS = ("spine", "pdudt", "sglu", "cdfl", "r2d", "rrdu")  # in the front page's order
+EXPERIMENTS = (*PAPERS, "common")

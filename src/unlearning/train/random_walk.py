@@ -105,6 +105,7 @@ class Token:
         self.lr = float(lr)
         self.opt = optimizer or LocalOptimizer("adam")
         self.state: OptState = self.opt.init(self.theta().unsqueeze(0))
+        self.examples = 0  # examples whose gradient was evaluated (a method's cost, Table 2's gradient count)
 
     @property
     def dim(self) -> int:
@@ -122,6 +123,7 @@ class Token:
         """Flat gradient [d] of the mean cross-entropy on (x, y), and the loss (train mode: BN batch statistics,
         running statistics updated, dropout active)."""
         self.model.train(train)
+        self.examples += len(y)
         loss = F.cross_entropy(self.model(x), y)
         grads = torch.autograd.grad(loss, self.params)
         return torch.cat([g.reshape(-1) for g in grads]), float(loss.detach())

@@ -1,10 +1,11 @@
-"""RR-DU's commands: rrdu-certify (no params.yaml). The steps, report and tables come later (issue 13)."""
+"""RR-DU's commands: rrdu-certify (no params.yaml), rrdu-seed (the original and Table 3 for one seed),
+rrdu-ablations (the baseline run, Tables 14-17, Figure 1's baselines and retraining) and rrdu-report."""
 
 from __future__ import annotations
 
 import argparse
 
-from ..common.cli import flagged, integer_flag, number_flag
+from ..common.cli import add_file_options, flagged, integer_flag, number_flag
 
 # the argument named at the start of a privacy.rrdu_noise error -> the flag that gave it
 FLAGS = {"epsilon": "--epsilon", "delta": "--delta", "L": "--L", "p": "--routing-p", "T_u": "--T-u",
@@ -28,6 +29,37 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
                        ("--T-u", "unlearning hops (default 100)"), ("--clients", "N (default 10)"),
                        ("--sigma", "the nominal epsilon of this sigma instead")):
         c.add_argument(flag, help=text)
+    s = sub.add_parser("rrdu-seed", parents=[common], help="RR-DU: one seed's original (the poisoned token walk) "
+                       "and Table 3's runs (see experiments/rrdu/steps.py)")
+    s.set_defaults(run=run)
+    s.add_argument("--dataset", required=True)
+    s.add_argument("--seed", type=int, required=True)
+    add_file_options(s, ["--processed", "--out", "--timing", "--checkpoint"])
+    s = sub.add_parser("rrdu-ablations", parents=[common], help="RR-DU: the baseline run, Tables 14-17, Figure 1's "
+                       "baselines (fine-tuning, DDP, DP-SGD) and retraining, on the first seed's original")
+    s.set_defaults(run=run)
+    s.add_argument("--dataset", required=True)
+    add_file_options(s, ["--processed", "--checkpoint", "--out", "--timing"])
+    s = sub.add_parser("rrdu-report", parents=[common], help="RR-DU: Tables 3 and 14-17 and Figure 1 against the "
+                       "paper")
+    s.set_defaults(run=run)
+    add_file_options(s, ["--seeds*", "--ablations*", "--timings*", "--out-dir"])
+    s.add_argument("--missing", nargs="*", default=[], help="dataset=reason for each dataset not run")
+
+
+def run(params: dict, a) -> None:
+    if a.step == "rrdu-report":
+        from . import report
+
+        missing = dict(item.split("=", 1) for item in a.missing)
+        report.write_report(params, a.seeds, a.ablations, a.timings, missing, a.out_dir)
+        return
+    from . import steps
+
+    if a.step == "rrdu-seed":
+        steps.step_seed(params, a.dataset, a.seed, a.processed, a.out, a.timing, a.checkpoint)
+    else:
+        steps.step_ablations(params, a.dataset, a.processed, a.checkpoint, a.out, a.timing)
 
 
 def rrdu_certify(args) -> str:

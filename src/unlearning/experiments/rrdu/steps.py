@@ -1,0 +1,538 @@
+"""RR-DU's experiment (Lamri & Maniatakos 2025, Sec. 6, Tables 3 and 14-17, Figure 1): two steps per dataset.
+
+The setting (Sec. 6.1, App. D): N clients on a complete graph, IID equal shards; client u holds, besides its
+clean shard, m BadNets copies of its own images whose label is not the target (a 3x3 white trigger at the lower
+right, stamped after augmentation and before normalisation, relabelled to the target); the forget set D_f is
+exactly those m copies, so D minus D_f is the clean training data. One token (the model and its Adam state)
+walks the graph for T hops (Alg. 2), one local epoch of minibatch Adam steps per hop, on the poisoned data: the
+original theta_0. Every unlearning method then starts from theta_0 and its Adam state.
+
+- `step_seed` (one per seed): the original, then Table 3: RR-DU (Alg. 4) with p in rrdu.table3.ps, no noise and
+  no projection (sigma = 0, rho = infinity), T_u hops each, the same routing / minibatch / noise streams and
+  dropout draws for every p. Writes the original's checkpoint (theta_0, BN buffers, Adam state).
+- `step_ablations` (the first seed): the "baseline" RR-DU run at the defaults (p, s, rho, L, epsilon, delta;
+  sigma from Cor. 5.2), shared by Tables 14-17 and Figure 1; Tables 14-17 (rho, L, epsilon, delta: one value
+  changed, sigma recomputed, the baseline's streams), the baselines of Figure 1 on D minus D_f (fine-tuning,
+  DDP, DP-SGD; methods/rrdu_baselines.py) and retraining from scratch (Alg. 2 on D minus D_f from the original's
+  initialisation and walk streams, T and 2T hops).
+
+Metrics (Sec. 6.1, App. D.1): clean test accuracy (%) in eval mode, and the ASR (%): the share of a fixed
+triggered test set (rrdu.backdoor.test_size images of all classes, the target's too, so a clean model scores
+about 1/classes) classified as the target. Diagnostics: the ASR on the set's non-target images, the share of
+D_f (triggered) classified as the target, ||theta - theta_0||, the u-visits and the projections.
+
+The results files are deterministic; wall times (training / unlearning computation, evaluation excluded) go to
+the timing files. A run whose loss or weights stop being finite stops at once, naming the run and the hop.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+import torch
+
+from ...config import DATASET_INFO, section_config
+from ...data.backdoor import BackdoorClient, attack_success_rate, poison, poison_count, triggered_test_set
+from ...data.partition import partition
+from ...experiment import pick_device
+from ...files import load_tensors, save_tensors, write_json
+from ...methods import rrdu
+from ...methods import rrdu_baselines as rb
+from ...models import FLNet, resnet18_cifar
+from ...privacy import rrdu_noise
+from ...resolved import config_record
+from ...seeding import derive_seed
+from ...train.optim import LocalOptimizer, OptState
+from ...train.random_walk import Hop, Streams, Token, uniform_neighbour, walk
+
+log = logging.getLogger("unlearning")
+
+SECTION = "rrdu"
+SWEEPS = ("rho", "L", "epsilon", "delta")          # Tables 14, 15, 16, 17
+ASR_GATE = 15.0                                   # "forgets": the first round with ASR <= 15 % (spec 8)
+CIFAR_MEAN_STD = "the training set's channel mean and std"
+
+
+def config(params: dict) -> dict:
+    """The rrdu section with its scale override merged in."""
+    return section_config(params, SECTION)
+
+
+# ----------------------------------------------------------------------------------------------- setup
+
+@dataclass
+class Setup:
+    """One (dataset, seed): the clients' data (pixel space, trigger stamped per batch), the forget set, the
+    evaluation sets and the model's initialisation."""
+
+    params: dict
+    cfg: dict
+    dataset: str
+    seed: int
+    name: str
+    u: int
+    target: int
+    clients: list[BackdoorClient]      # D_v; client u with its m poisoned copies appended
+    retained: list[BackdoorClient]     # D minus D_f
+    forget: BackdoorClient             # D_f
+    x_test: torch.Tensor               # clean evaluation images (normalised)
+    y_test: torch.Tensor
+    x_trigger: torch.Tensor            # the fixed triggered set (normalised)
+    y_trigger: torch.Tensor            # its true labels
+    build: Callable[[], torch.nn.Module]
+
+    @property
+    def n_u(self) -> int:
+        return len(self.clients[self.u])
+
+    @property
+    def m(self) -> int:
+        return len(self.forget)
+
+    def run_seed(self, *keys) -> int:
+        return derive_seed(self.params["seed"], self.name, *keys)
+
+
+def dataset_cfg(cfg: dict, dataset: str) -> dict:
+    if dataset not in cfg["datasets"]:
+        raise KeyError(f"rrdu.datasets: {dataset!r} is not in it; valid: {', '.join(cfg['datasets'])}")
+    return cfg["datasets"][dataset]
+
+
+def _normaliser(kind: str, x_train: torch.Tensor) -> Callable[[torch.Tensor], torch.Tensor] | None:
+    """Table 9: 28x28 sets rescaled to [0, 1] only; CIFAR-10 channel-wise mean / std of the training set."""
+    if kind == "unit":
+        return None
+    mean = x_train.mean(dim=(0, 2, 3), keepdim=True)
+    std = x_train.std(dim=(0, 2, 3), keepdim=True)
+    return lambda x: (x - mean) / std
+
+
+def crop_flip(x: torch.Tensor, pad: int = 4) -> torch.Tensor:
+    """Table 9's CIFAR augmentation per image: a random 32x32 crop of the zero-padded image and a horizontal flip
+    with probability 1/2 (torch's global generator, reset per run like dropout's)."""
+    n, _, h, w = x.shape
+    padded = torch.nn.functional.pad(x, (pad, pad, pad, pad))
+    dy = torch.randint(0, 2 * pad + 1, (n,))
+    dx = torch.randint(0, 2 * pad + 1, (n,))
+    flip = torch.rand(n) < 0.5
+    out = torch.stack([padded[i, :, dy[i]:dy[i] + h, dx[i]:dx[i] + w] for i in range(n)])
+    out[flip] = out[flip].flip(-1)
+    return out
+
+
+def build_model(name: str, shape: tuple[int, int, int], classes: int) -> torch.nn.Module:
+    """FLNet for 28x28 images (Table 10), the CIFAR ResNet-18 with BatchNorm for 32x32."""
+    if name == "flnet":
+        return FLNet(shape[0], classes, shape[1])
+    return resnet18_cifar(shape[0], classes, norm="batch")
+
+
+def make_setup(params: dict, dataset: str, seed: int, processed: str) -> Setup:
+    """Data, poison, evaluation sets and the model factory of one (dataset, seed); every generator derives from
+    (global seed, "rrdu", dataset, seed)."""
+    cfg = config(params)
+    dcfg = dataset_cfg(cfg, dataset)
+    if seed not in cfg["seeds"]:
+        raise KeyError(f"rrdu.seeds: {seed} is not in it; valid: {', '.join(map(str, cfg['seeds']))}")
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    device = pick_device(params["device"])
+    if device.type != "cpu":
+        log.info("rrdu: the token walk runs on the CPU tensors of this step (device %s not used)", device)
+    classes, shape, _ = DATASET_INFO[dataset]
+    raw = load_tensors(processed)
+    x_train, y_train = raw["x_train"].float() / 255, raw["y_train"]
+    x_test_all, y_test_all = raw["x_test"].float() / 255, raw["y_test"]
+    if tuple(x_train.shape[1:]) != shape:
+        raise ValueError(f"{processed}: images of shape {tuple(x_train.shape[1:])}, expected {shape} for {dataset}")
+    name = f"rrdu_{dataset}_s{seed}"
+    base = derive_seed(params["seed"], name)
+    bd = cfg["backdoor"]
+    u, target = bd["client"], bd["target"]
+    if target >= classes:
+        raise ValueError(f"rrdu.backdoor.target: {target} is not a class of {dataset}; valid: 0..{classes - 1}")
+    norm = _normaliser(dcfg["preprocess"], x_train)
+    augment = crop_flip if dcfg["preprocess"] == "cifar" else None
+    shards = partition(y_train, cfg["clients"], "iid", base, per_client=cfg["train_per_client"])
+    clients, retained = [], []
+    for c, idx in enumerate(shards):
+        x, y = x_train[idx], y_train[idx]
+        clean = BackdoorClient(x, y, torch.zeros(len(y), dtype=torch.bool), augment, norm)
+        retained.append(clean)
+        if c != u:
+            clients.append(clean)
+            continue
+        m = bd["poisoned"] if bd["poisoned"] is not None else poison_count(len(y))
+        eligible = int((y != target).sum())
+        if not 1 <= m <= eligible:
+            raise ValueError(f"rrdu.backdoor.poisoned: {m} poisoned copies, but client {u} holds {eligible} images "
+                             f"whose label is not the target {target}; valid: 1..{eligible} (or null: "
+                             f"{poison_count(len(y))}, a sixth of its {len(y)} images)")
+        px, py, _ = poison(x, y, m, target, derive_seed(base, "poison"))
+        mask = torch.cat([torch.zeros(len(y), dtype=torch.bool), torch.ones(m, dtype=torch.bool)])
+        clients.append(BackdoorClient(torch.cat([x, px]), torch.cat([y, py]), mask, augment, norm))
+    forget = clients[u].subset(clients[u].poisoned)
+    keep = torch.arange(len(y_test_all))
+    if cfg["eval"]["test_images"] is not None and cfg["eval"]["test_images"] < len(keep):
+        rng = np.random.default_rng(derive_seed(params["seed"], "rrdu", dataset, "test-images"))
+        keep = torch.as_tensor(np.sort(rng.choice(len(keep), cfg["eval"]["test_images"], replace=False)))
+    if bd["test_size"] > len(y_test_all):
+        raise ValueError(f"rrdu.backdoor.test_size: {bd['test_size']} exceeds the {len(y_test_all)} test images of "
+                         f"{dataset}; valid: at most {len(y_test_all)}")
+    x_trig, y_trig, _ = triggered_test_set(x_test_all, y_test_all, bd["test_size"], bd["test_seed"])
+    ident = (lambda x: x) if norm is None else norm
+    init_seed = derive_seed(base, "init")
+
+    def build() -> torch.nn.Module:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(init_seed)
+            return build_model(dcfg["model"], shape, classes)
+
+    return Setup(params, cfg, dataset, seed, name, u, target, clients, retained, forget, ident(x_test_all[keep]),
+                 y_test_all[keep], ident(x_trig), y_trig, build)
+
+
+# ----------------------------------------------------------------------------------------------- evaluation
+
+class Evaluator:
+    """Clean accuracy and ASR in eval mode; accumulates its own wall time (excluded from the methods')."""
+
+    def __init__(self, setup: Setup, chunk: int = 500):
+        self.setup, self.chunk, self.seconds = setup, chunk, 0.0
+
+    def _predict(self, model: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
+        was = model.training
+        model.eval()
+        with torch.no_grad():
+            out = torch.cat([model(x[i:i + self.chunk]).argmax(1) for i in range(0, len(x), self.chunk)])
+        model.train(was)
+        return out
+
+    def __call__(self, model: torch.nn.Module, clean: bool = True, full: bool = False) -> dict:
+        start = time.perf_counter()
+        s = self.setup
+        pred = self._predict(model, s.x_trigger)
+        out = {}
+        if clean:
+            out["clean"] = 100.0 * float((self._predict(model, s.x_test) == s.y_test).float().mean())
+        out["asr"] = attack_success_rate(pred, s.target)
+        if full:
+            out["asr_nontarget"] = attack_success_rate(pred[s.y_trigger != s.target], s.target)
+            fx, _ = s.forget.batch(np.arange(len(s.forget)))
+            with torch.random.fork_rng(devices=[]):  # D_f's batch draws no augmentation randomness of the run
+                out["forget_asr"] = attack_success_rate(self._predict(model, fx), s.target)
+        self.seconds += time.perf_counter() - start
+        return out
+
+
+# ----------------------------------------------------------------------------------------------- tokens
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A token's state: the flat parameters, the BatchNorm buffers and the Adam state."""
+
+    theta: torch.Tensor
+    buffers: dict[str, torch.Tensor]
+    state: OptState
+
+
+def new_token(setup: Setup) -> Token:
+    return Token(setup.build(), setup.cfg["train"]["lr"], LocalOptimizer("adam"))
+
+
+def snapshot(token: Token) -> Snapshot:
+    return Snapshot(token.theta(), {k: v.clone() for k, v in token.model.named_buffers()}, token.state)
+
+
+def restore(token: Token, snap: Snapshot, lr: float) -> Token:
+    """The token back at `snap` with step size `lr` (its optimizer state is never modified in place, so it is
+    shared)."""
+    token.lr = float(lr)
+    token.set_theta(snap.theta)
+    buffers = dict(token.model.named_buffers())
+    with torch.no_grad():
+        for k, v in snap.buffers.items():
+            buffers[k].copy_(v)
+    token.state = snap.state
+    token.examples = 0
+    return token
+
+
+def save_checkpoint(path: str, snap: Snapshot, meta: dict) -> None:
+    tensors = {"theta": snap.theta, "adam.steps": snap.state.steps, "adam.exp_avg": snap.state.exp_avg,
+               "adam.exp_avg_sq": snap.state.exp_avg_sq, **{f"buffer.{k}": v for k, v in snap.buffers.items()}}
+    save_tensors(path, tensors, meta)
+
+
+def load_checkpoint(path: str) -> Snapshot:
+    t = load_tensors(path)
+    state = OptState(t["adam.steps"], exp_avg=t["adam.exp_avg"], exp_avg_sq=t["adam.exp_avg_sq"])
+    return Snapshot(t["theta"], {k.removeprefix("buffer."): v for k, v in t.items() if k.startswith("buffer.")},
+                    state)
+
+
+def _check_finite(token: Token, what: str, t: int, loss: float | None = None) -> None:
+    if (loss is not None and not math.isfinite(loss)) or not bool(torch.isfinite(token.theta()).all()):
+        raise FloatingPointError(f"{what}: the loss or the weights are not finite at hop {t}; stopped")
+
+
+class Recorder:
+    """The on_hop callback of a run: the finiteness check every hop, the evaluation every `every` hops and at
+    the last, rounds numbered from `offset`."""
+
+    def __init__(self, evaluator: Evaluator, what: str, hops: int, offset: int, every: int, clean: bool,
+                 check_loss: bool = True):
+        self.evaluator, self.what, self.hops, self.offset = evaluator, what, hops, offset
+        self.every, self.clean, self.check_loss = every, clean, check_loss
+        self.curve: list[dict] = []
+
+    def __call__(self, hop, token: Token) -> None:
+        _check_finite(token, self.what, hop.t, hop.loss if self.check_loss else None)
+        if self.every and (hop.t % self.every == 0 or hop.t == self.hops):
+            self.curve.append({"round": self.offset + hop.t, **self.evaluator(token.model, clean=self.clean)})
+
+
+def first_round_below(curve: list[dict], gate: float = ASR_GATE) -> int | None:
+    """The first evaluated round whose ASR is at most `gate` (None: never)."""
+    return next((p["round"] for p in curve if p["asr"] <= gate), None)
+
+
+# ----------------------------------------------------------------------------------------------- runs
+
+def rrdu_config(setup: Setup, **changes) -> rrdu.RRDUConfig:
+    """RR-DU at the defaults of rrdu.unlearn and the dataset's Table 12 values, with `changes`."""
+    u, d = setup.cfg["unlearn"], dataset_cfg(setup.cfg, setup.dataset)
+    base = dict(u=setup.u, p=u["p"], T_u=u["hops"], s=u["s"], batch_size=setup.cfg["train"]["batch_size"],
+                L=d["L"], rho=d["rho"], epsilon=u["epsilon"], delta=u["delta"], sigma=None, mode=u["mode"],
+                semantics=u["semantics"], descent_steps=u["descent_steps"])
+    return rrdu.RRDUConfig(**{**base, **changes})
+
+
+def run_rrdu(setup: Setup, token: Token, snap: Snapshot, rcfg: rrdu.RRDUConfig, evaluator: Evaluator, what: str,
+             every: int, clean_curve: bool, full: bool = False) -> tuple[dict, float]:
+    """RR-DU from theta_0 with the unlearning streams and dropout draws every variant shares; returns its record
+    and its wall time (evaluation excluded)."""
+    restore(token, snap, setup.cfg["unlearn"]["lr"])
+    torch.manual_seed(setup.run_seed("unlearn-torch"))
+    streams = Streams.from_seed(setup.run_seed("unlearn"))
+    T = setup.cfg["train"]["hops"]
+    rec = Recorder(evaluator, f"{setup.name} {what}", rcfg.T_u, T, every, clean_curve)
+    spent = evaluator.seconds
+    start = time.perf_counter()
+    hops = rrdu.unlearn(token, setup.clients, setup.forget, setup.n_u, rcfg, streams, on_hop=rec)
+    seconds = time.perf_counter() - start - (evaluator.seconds - spent)
+    sigma = rcfg.noise(len(setup.clients))
+    cert = rcfg.certificate(len(setup.clients))
+    at_u = [h for h in hops if h.at_u]
+    record = {"p": rcfg.p, "rho": rcfg.rho, "L": rcfg.L, "epsilon": rcfg.epsilon, "delta": rcfg.delta,
+              "sigma": sigma, "kick": token.lr * sigma * math.sqrt(token.dim),
+              "nominal_epsilon": None if cert is None else cert.as_dict(),
+              "final": evaluator(token.model, full=full), "curve": rec.curve,
+              "first_round_asr_le_15": first_round_below(rec.curve),
+              "u_visits": len(at_u), "projected": sum(h.projected for h in hops),
+              "u_grad_norm_mean": float(np.mean([h.grad_norm for h in at_u])) if at_u else None,
+              "distance": float(torch.linalg.vector_norm(token.theta() - snap.theta)),
+              "max_distance": max((h.dist_after for h in hops), default=0.0),
+              "examples": token.examples}
+    if what == "baseline":
+        record["hops"] = [{"t": h.t, "node": h.node, "at_u": h.at_u, "loss": h.loss, "grad_norm": h.grad_norm,
+                           "dist_before": h.dist_before, "dist_after": h.dist_after, "projected": h.projected}
+                          for h in hops]
+    return record, seconds
+
+
+def train_original(setup: Setup, token: Token, evaluator: Evaluator, every: int, clients=None,
+                   hops: int | None = None, marks: tuple[int, ...] = (), what: str = "original") -> tuple[dict, float]:
+    """Alg. 2 for `hops` (default T) hops from the token's model: one local epoch of minibatch Adam steps per
+    hop, the walk uniform over V minus the holder. The curve every `every` hops (0: only the marks and the last);
+    `marks` are hops whose clean accuracy and ASR are recorded with the examples and time spent so far."""
+    tc = setup.cfg["train"]
+    hops = tc["hops"] if hops is None else hops
+    torch.manual_seed(setup.run_seed("train-torch"))
+    streams = Streams.from_seed(setup.run_seed("train"))
+    rec = Recorder(evaluator, f"{setup.name} {what}", hops, 0, every, True)
+    at_marks: list[dict] = []
+    spent, start = evaluator.seconds, time.perf_counter()
+
+    def on_hop(hop: Hop, tok: Token) -> None:
+        rec(hop, tok)
+        if hop.t in marks:
+            seconds = time.perf_counter() - start - (evaluator.seconds - spent)
+            at_marks.append({"hops": hop.t, **evaluator(tok.model, full=True), "examples": tok.examples,
+                             "seconds": seconds})
+
+    walked = walk(token, setup.clients if clients is None else clients, hops, uniform_neighbour(len(setup.clients)),
+                  streams, tc["batch_size"], tc["epochs"], on_hop=on_hop)
+    seconds = time.perf_counter() - start - (evaluator.seconds - spent)
+    nodes = [h.node for h in walked]
+    return {"hops": hops, "curve": rec.curve, "u_visits": nodes.count(setup.u),
+            "last_u_visit": max((h.t for h in walked if h.node == setup.u), default=None),
+            "final": evaluator(token.model, full=True), "examples": token.examples, "marks": at_marks}, seconds
+
+
+def rho_heuristic(setup: Setup, theta0: torch.Tensor, draws: int = 10) -> float:
+    """Spec A18's diagnostic: the mean over `draws` fresh initialisations of ||theta_0 - theta_rand|| / 3."""
+    dists = []
+    for k in range(draws):
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(setup.run_seed("rho-heuristic", k))
+            model = build_model(dataset_cfg(setup.cfg, setup.dataset)["model"], DATASET_INFO[setup.dataset][1],
+                                DATASET_INFO[setup.dataset][0])
+        flat = torch.nn.utils.parameters_to_vector(model.parameters()).detach()
+        dists.append(float(torch.linalg.vector_norm(theta0 - flat)) / 3)
+    return float(np.mean(dists))
+
+
+def _head(setup: Setup) -> dict:
+    d = dataset_cfg(setup.cfg, setup.dataset)
+    return {"dataset": setup.dataset, "seed": setup.seed, "scale": setup.params["scale"], "model": d["model"],
+            "paper_column": d["paper_column"], "clients": len(setup.clients), "client_sizes": [len(c) for c in
+                                                                                             setup.clients],
+            "u": setup.u, "target": setup.target, "m": setup.m, "n_u": setup.n_u,
+            "test_images": len(setup.y_test), "trigger_images": len(setup.y_trigger),
+            "T": setup.cfg["train"]["hops"], "T_u": setup.cfg["unlearn"]["hops"]}
+
+
+# ----------------------------------------------------------------------------------------------- steps
+
+def step_seed(params: dict, dataset: str, seed: int, processed: str, out: str, timing: str,
+              checkpoint: str) -> None:
+    """The original for one seed, its checkpoint, and Table 3's runs (see the module docstring)."""
+    setup = make_setup(params, dataset, seed, processed)
+    cfg = setup.cfg
+    every = cfg["eval"]["every"]
+    evaluator = Evaluator(setup)
+    token = new_token(setup)
+    init = evaluator(token.model)
+    first = seed == cfg["seeds"][0]  # Figure 1's original curve: the first seed's
+    original, train_s = train_original(setup, token, evaluator, every if first else 0)
+    original["curve"] = [{"round": 0, **init}, *original["curve"]]
+    snap = snapshot(token)
+    save_checkpoint(checkpoint, snap, {"dataset": dataset, "seed": str(seed), "hops": str(original["hops"])})
+    log.info("%s: original after %d hops: clean %.2f %%, ASR %.1f %% (%d u-visits, last at hop %s; %.1f s)",
+             setup.name, original["hops"], original["final"]["clean"], original["final"]["asr"],
+             original["u_visits"], original["last_u_visit"], train_s)
+    result = {**_head(setup), "original": original, "rho_heuristic": rho_heuristic(setup, snap.theta),
+              "dim": token.dim, "table3": [], "config": config_record(params)}
+    times = {"original_s": train_s, "table3": {}}
+    for p in cfg["table3"]["ps"]:
+        rcfg = rrdu_config(setup, p=p, sigma=0.0, rho=None)
+        record, seconds = run_rrdu(setup, token, snap, rcfg, evaluator, f"table3 p={p:g}", every, False)
+        result["table3"].append(record)
+        times["table3"][f"{p:g}"] = seconds
+        log.info("%s table 3 p = %g: clean %.2f %%, ASR %.1f %% (%d u-visits, ASR <= 15 from round %s)", setup.name,
+                 p, record["final"]["clean"], record["final"]["asr"], record["u_visits"],
+                 record["first_round_asr_le_15"])
+    write_json(out, result)
+    write_json(timing, {"experiment": setup.name, **times, "evaluation_s": evaluator.seconds})
+
+
+def step_ablations(params: dict, dataset: str, processed: str, checkpoint: str, out: str, timing: str) -> None:
+    """The baseline RR-DU run, Tables 14-17, Figure 1's baselines and retraining from scratch, on the first
+    seed's original (see the module docstring)."""
+    cfg = config(params)
+    setup = make_setup(params, dataset, cfg["seeds"][0], processed)
+    every = cfg["eval"]["every"]
+    evaluator = Evaluator(setup)
+    token = new_token(setup)
+    snap = load_checkpoint(checkpoint)
+    restore(token, snap, cfg["unlearn"]["lr"])
+    before = evaluator(token.model, full=True)
+    n, T, T_u = len(setup.clients), cfg["train"]["hops"], cfg["unlearn"]["hops"]
+    s, batch = cfg["unlearn"]["s"], cfg["train"]["batch_size"]
+    default = rrdu_config(setup)
+    baseline, base_s = run_rrdu(setup, token, snap, default, evaluator, "baseline", every, True, full=True)
+    log.info("%s baseline RR-DU: clean %.2f %%, ASR %.1f %% (sigma %.4g)", setup.name, baseline["final"]["clean"],
+             baseline["final"]["asr"], baseline["sigma"])
+    result = {**_head(setup), "before": before, "baseline": baseline, "sweeps": {}, "config": config_record(params)}
+    times = {"baseline_s": base_s, "sweeps": {}}
+    for key in SWEEPS:
+        result["sweeps"][key], times["sweeps"][key] = [], {}
+        for value in cfg["sweeps"][key]:
+            rcfg = replace(default, **{key: value})
+            if rcfg == default:  # the default row is the baseline run (Table 15's default L)
+                result["sweeps"][key].append({**_sweep_fields(baseline), "value": value, "is_baseline": True})
+                continue
+            record, seconds = run_rrdu(setup, token, snap, rcfg, evaluator, f"{key}={value:g}", 0, False)
+            result["sweeps"][key].append({**_sweep_fields(record), "value": value, "is_baseline": False})
+            times["sweeps"][key][f"{value:g}"] = seconds
+            log.info("%s %s = %g: clean %.2f %%, ASR %.1f %%", setup.name, key, value, record["final"]["clean"],
+                     record["final"]["asr"])
+    result["baselines"], times["baselines"] = baselines(setup, token, snap, evaluator, every, s, batch)
+    scratch_rec, times["scratch"] = scratch(setup, evaluator)
+    result["scratch"] = scratch_rec
+    result["rrdu_cost"] = {"examples": baseline["examples"], "hops": T_u}
+    write_json(out, result)
+    write_json(timing, {"experiment": f"{setup.name}_ablations", **times, "evaluation_s": evaluator.seconds,
+                        "clients": n, "T": T})
+
+
+def _sweep_fields(record: dict) -> dict:
+    keep = ("p", "rho", "L", "epsilon", "delta", "sigma", "kick", "nominal_epsilon", "final", "u_visits",
+            "projected", "distance", "max_distance", "examples")
+    return {k: record[k] for k in keep}
+
+
+def baselines(setup: Setup, token: Token, snap: Snapshot, evaluator: Evaluator, every: int, s: int,
+              batch: int) -> tuple[dict, dict]:
+    """Figure 1's baselines from theta_0 on D minus D_f, T_u hops each, the unlearning streams and dropout
+    draws of RR-DU's runs (methods/rrdu_baselines.py)."""
+    cfg = setup.cfg
+    T, T_u = cfg["train"]["hops"], cfg["unlearn"]["hops"]
+    u = cfg["unlearn"]
+    b = cfg["baselines"]
+    n_retain = sum(len(c) for c in setup.retained)
+    out, times = {}, {}
+
+    def run(name: str, fn, check_loss: bool = True) -> None:
+        restore(token, snap, u["lr"])
+        torch.manual_seed(setup.run_seed("unlearn-torch"))
+        streams = Streams.from_seed(setup.run_seed("unlearn"))
+        rec = Recorder(evaluator, f"{setup.name} {name}", T_u, T, every, True, check_loss)
+        spent, start = evaluator.seconds, time.perf_counter()
+        extra = fn(streams, rec)
+        times[name] = time.perf_counter() - start - (evaluator.seconds - spent)
+        out[name] = {"final": evaluator(token.model, full=True), "curve": rec.curve,
+                     "distance": float(torch.linalg.vector_norm(token.theta() - snap.theta)),
+                     "examples": token.examples, **extra}
+        log.info("%s %s: clean %.2f %%, ASR %.1f %%", setup.name, name, out[name]["final"]["clean"],
+                 out[name]["final"]["asr"])
+
+    run("finetune", lambda st, rec: (rb.finetune_walk(token, setup.retained, T_u, st, s, batch, rec), {})[1])
+    sigma_ddp = rb.ddp_sigma(b["ddp"]["L"], u["epsilon"], u["delta"])
+
+    def ddp(st, rec):
+        _, moved = rb.ddp_walk(token, setup.retained, T_u, st, sigma_ddp, snap.theta, s, batch, b["ddp"]["L"],
+                               b["ddp"]["radius"], rec)
+        return {"sigma": sigma_ddp, "L": b["ddp"]["L"], "radius": b["ddp"]["radius"], "projected": moved,
+                "kick": token.lr * sigma_ddp * math.sqrt(token.dim)}
+
+    run("ddp", ddp)
+    q = min(1.0, s * batch / n_retain)
+    z_lib, z_classic = rrdu_noise.dpsgd_noise_multiplier(q, T_u, u["epsilon"], u["delta"])
+    z = z_lib if b["dpsgd"]["multiplier"] == "library" else z_classic
+
+    def dpsgd(st, rec):
+        rb.dpsgd_walk(token, setup.retained, T_u, st, z, s, batch, b["dpsgd"]["clip"], on_hop=rec)
+        return {"z": z, "z_library": z_lib, "z_classic": z_classic, "multiplier": b["dpsgd"]["multiplier"],
+                "sample_rate": q, "clip": b["dpsgd"]["clip"]}
+
+    run("dpsgd", dpsgd, check_loss=False)
+    return out, times
+
+
+def scratch(setup: Setup, evaluator: Evaluator) -> tuple[dict, dict]:
+    """Retraining from scratch (the certifier A(D minus D_f)): Alg. 2 on the clean data from the original's
+    initialisation and walk streams, recorded at T x each factor of rrdu.baselines.scratch_factors."""
+    T = setup.cfg["train"]["hops"]
+    marks = tuple(T * f for f in setup.cfg["baselines"]["scratch_factors"])
+    token = new_token(setup)
+    record, seconds = train_original(setup, token, evaluator, 0, setup.retained, max(marks), marks, "scratch")
+    at = {str(m["hops"]): {k: v for k, v in m.items() if k != "seconds"} for m in record["marks"]}
+    times = {str(m["hops"]): m["seconds"] for m in record["marks"]}
+    return {"marks": at, "u_visits": record["u_visits"]}, times

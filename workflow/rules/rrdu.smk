@@ -1,0 +1,71 @@
+# RR-DU (Lamri & Maniatakos 2025): per dataset on disk, one job per seed (the poisoned original and Table 3's
+# runs, writing the original's checkpoint), one job on the first seed's original (the baseline run, Tables 14-17,
+# Figure 1's baselines and retraining); then the report beside the paper's numbers.
+
+
+rule rrdu_seed:
+    input:
+        processed="data/processed/{dataset}.safetensors",
+        code=RRDU_CODE,
+    output:
+        result="results/rrdu/{dataset}/seed{seed}.json",
+        timing="timings/rrdu/{dataset}/seed{seed}.json",
+        checkpoint="artifacts/rrdu/{dataset}/s{seed}/original.safetensors",
+    wildcard_constraints:
+        dataset=r"[a-z0-9_]+",
+        seed=r"\d+",
+    params:
+        cfg=lambda wc: rrdu_params(wc.dataset),
+    log:
+        "logs/rrdu/{dataset}/seed{seed}.log",
+    benchmark:
+        "logs/benchmarks/rrdu/{dataset}/seed{seed}.tsv"
+    threads: 1
+    shell:
+        "{PY} --threads {threads} rrdu-seed --dataset {wildcards.dataset} --seed {wildcards.seed} "
+        "--processed {input.processed} --out {output.result} --timing {output.timing} "
+        "--checkpoint {output.checkpoint} > {log} 2>&1"
+
+
+rule rrdu_ablations:
+    input:
+        processed="data/processed/{dataset}.safetensors",
+        checkpoint=lambda wc: f"artifacts/rrdu/{wc.dataset}/s{RRDU['seeds'][0]}/original.safetensors",
+        code=RRDU_CODE,
+    output:
+        result="results/rrdu/{dataset}/ablations.json",
+        timing="timings/rrdu/{dataset}/ablations.json",
+    wildcard_constraints:
+        dataset=r"[a-z0-9_]+",
+    params:
+        cfg=lambda wc: rrdu_params(wc.dataset),
+    log:
+        "logs/rrdu/{dataset}/ablations.log",
+    benchmark:
+        "logs/benchmarks/rrdu/{dataset}/ablations.tsv"
+    threads: 1
+    shell:
+        "{PY} --threads {threads} rrdu-ablations --dataset {wildcards.dataset} --processed {input.processed} "
+        "--checkpoint {input.checkpoint} --out {output.result} --timing {output.timing} > {log} 2>&1"
+
+
+rule rrdu_report:
+    input:
+        code=code("unlearning.experiments.rrdu.report"),
+        seeds=rrdu_seed_results(),
+        ablations=rrdu_ablation_results(),
+        timings=rrdu_timings(),
+    output:
+        md="reports/rrdu/index.md",
+        html=report("reports/rrdu/index.html", caption="../report/rrdu_index.rst", category="Reports"),
+        figure1=report("reports/rrdu/figure1.png", caption="../report/rrdu_figure1.rst", category="RR-DU"),
+        tables=[f"reports/rrdu/{t}.csv" for t in RRDU_TABLES],
+    params:
+        missing=rrdu_missing_args(),
+    log:
+        "logs/rrdu/report.log",
+    benchmark:
+        "logs/benchmarks/rrdu/report.tsv"
+    shell:
+        "{PY} rrdu-report --seeds {input.seeds} --ablations {input.ablations} --timings {input.timings} "
+        "{params.missing} --out-dir reports/rrdu > {log} 2>&1"
