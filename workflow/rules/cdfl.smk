@@ -20,7 +20,7 @@ rule cdfl_cell:
         "logs/cdfl/{dataset}/{partition}_{topology}_s{seed}.log",
     benchmark:
         "logs/benchmarks/cdfl/{dataset}/{partition}_{topology}_s{seed}.tsv"
-    threads: THREADS
+    threads: SMALL_THREADS
     resources:
         gpu=GPU,
     shell:
@@ -65,7 +65,7 @@ rule cdfl_figure1:
         "logs/cdfl/{dataset}/figure1.log",
     benchmark:
         "logs/benchmarks/cdfl/{dataset}/figure1.tsv"
-    threads: THREADS
+    threads: SMALL_THREADS
     resources:
         gpu=GPU,
     shell:

@@ -52,6 +52,9 @@ def auto_threads():
 
 GPU = 1 if cuda_used() else 0  # the profile caps concurrent GPU jobs with --resources gpu=N
 THREADS = auto_threads() if config["engine"]["cpu_threads"] == "auto" else config["engine"]["cpu_threads"]
+# Steps on small models (CDFL's cells and Figure 1, R2D, RR-DU) gain little from a second thread: under `auto` they
+# take one each, so Snakemake runs them side by side (and their numbers do not depend on --cores).
+SMALL_THREADS = 1 if config["engine"]["cpu_threads"] == "auto" else config["engine"]["cpu_threads"]
 
 
 def code(module):

@@ -21,7 +21,7 @@ rule r2d_run:
         "logs/r2d/{dataset}/s{seed}.log",
     benchmark:
         "logs/benchmarks/r2d/{dataset}/s{seed}.tsv"
-    threads: 1  # small models: one thread each, two jobs side by side (2 threads ran 8x slower on a busy 2-core host)
+    threads: SMALL_THREADS  # small models: one thread each, two jobs side by side (2 threads ran 8x slower on a busy 2-core host)
     resources:
         gpu=GPU,
     shell:
@@ -47,7 +47,7 @@ rule r2d_baselines:
         "logs/r2d/{dataset}/baselines.log",
     benchmark:
         "logs/benchmarks/r2d/{dataset}/baselines.tsv"
-    threads: 1
+    threads: SMALL_THREADS
     resources:
         gpu=GPU,
     shell:

@@ -20,7 +20,7 @@ rule rrdu_seed:
         "logs/rrdu/{dataset}/seed{seed}.log",
     benchmark:
         "logs/benchmarks/rrdu/{dataset}/seed{seed}.tsv"
-    threads: 1
+    threads: SMALL_THREADS
     shell:
         "{PY} --threads {threads} rrdu-seed --dataset {wildcards.dataset} --seed {wildcards.seed} "
         "--processed {input.processed} --out {output.result} --timing {output.timing} "
@@ -43,7 +43,7 @@ rule rrdu_ablations:
         "logs/rrdu/{dataset}/ablations.log",
     benchmark:
         "logs/benchmarks/rrdu/{dataset}/ablations.tsv"
-    threads: 1
+    threads: SMALL_THREADS
     shell:
         "{PY} --threads {threads} rrdu-ablations --dataset {wildcards.dataset} --processed {input.processed} "
         "--checkpoint {input.checkpoint} --out {output.result} --timing {output.timing} > {log} 2>&1"
