@@ -477,22 +477,12 @@ def check_params(params: dict, source: str = "params.yaml") -> dict:
             _check_pdudt(cfg, section, source)
         for name in experiments(params, section):
             _check_spine(experiment_config(params, name), section, source)
-    cfg = section_config(params, "sglu")
-    sglu_schema = {"$defs": full["$defs"], **full["$defs"]["sglu"], "required": list(SGLU_REQUIRED)}
-    _validate_schema(cfg, sglu_schema, f"{source}: sglu.{params['scale']} merged: ")
-    _check_sglu(cfg, source)
-    cfg = section_config(params, "cdfl")
-    cdfl_schema = {"$defs": full["$defs"], **full["$defs"]["cdfl"], "required": list(CDFL_REQUIRED)}
-    _validate_schema(cfg, cdfl_schema, f"{source}: cdfl.{params['scale']} merged: ")
-    _check_cdfl(cfg, source)
-    cfg = section_config(params, "r2d")
-    r2d_schema = {"$defs": full["$defs"], **full["$defs"]["r2d"], "required": list(R2D_REQUIRED)}
-    _validate_schema(cfg, r2d_schema, f"{source}: r2d.{params['scale']} merged: ")
-    _check_r2d(cfg, source)
-    cfg = section_config(params, "rrdu")
-    rrdu_schema = {"$defs": full["$defs"], **full["$defs"]["rrdu"], "required": list(RRDU_REQUIRED)}
-    _validate_schema(cfg, rrdu_schema, f"{source}: rrdu.{params['scale']} merged: ")
-    _check_rrdu(cfg, source)
+    for section, required, check in (("sglu", SGLU_REQUIRED, _check_sglu), ("cdfl", CDFL_REQUIRED, _check_cdfl),
+                                     ("r2d", R2D_REQUIRED, _check_r2d), ("rrdu", RRDU_REQUIRED, _check_rrdu)):
+        cfg = section_config(params, section)
+        section_schema = {"$defs": full["$defs"], **full["$defs"][section], "required": list(required)}
+        _validate_schema(cfg, section_schema, f"{source}: {section}.{params['scale']} merged: ")
+        check(cfg, source)
     return params
 
 
