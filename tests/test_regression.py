@@ -1,7 +1,7 @@
 """Regression of the reported numbers: the quick scale on real Fashion-MNIST, against golden files.
 
 The suite re-runs the whole workflow with the shipped params.yaml (scale quick) in a scratch
-directory and compares every number in tests/regression/{spine,pdudt,sglu}_quick.json within its tolerance.
+directory and compares every number in tests/regression/{spine,pdudt,sglu,cdfl}_quick.json within its tolerance.
 To update the golden file on purpose (a change that is meant to move the numbers):
 
     UPDATE_GOLDEN=1 .venv/bin/pytest tests/test_regression.py
@@ -41,6 +41,7 @@ GAP_KEYS = ("averaged_model_gap",)  # noise-free gaps to retraining (l2 norm of 
 SPINE_KEYS = ("test_accuracy", "forget_accuracy", "retain_accuracy", "test_loss", "mia_loss_threshold_auc",
               "grad_evals", "bytes_read", "forget_samples", "mia_samples")
 GOLDEN_SGLU = ROOT / "tests" / "regression" / "sglu_quick.json"
+GOLDEN_CDFL = ROOT / "tests" / "regression" / "cdfl_quick.json"
 RAW = ROOT / "data" / "raw" / "FashionMNIST" / "raw" / "train-images-idx3-ubyte"
 
 
@@ -108,6 +109,38 @@ def reported_sglu(results_dir: Path) -> dict:
     return out
 
 
+def reported_cdfl(results_dir: Path) -> dict:
+    """CDFL's numbers (results/cdfl/<dataset>/): per Tables I-IV cell the original's, RT's (best round) and DU's
+    (after fine-tuning) test accuracy in %, DU's class-0 accuracy (class-wise: the removed class), the client-wise
+    methods after recovery; the convex stand-in's ratios ||DU - x'*|| / ||x* - x'*|| per lambda and method. MIA
+    accuracies are not pinned: at the quick scale they rest on 112-600 samples a side (one sample = 0.1-0.5 points)."""
+    out = {}
+    for folder in sorted(p for p in results_dir.iterdir() if p.is_dir()):
+        ds = folder.name
+        for path in sorted(folder.glob("*_s*.json")):
+            r = json.loads(path.read_text())
+            cell = f"{ds}.{r['partition']}_{r['topology']}_s{r['seed']}"
+            out[f"{cell}.original"] = {"test_accuracy": r["original"]["test_accuracy"]}
+            for g, block in r["granularities"].items():
+                tuned = block["du"]["after_finetune"] or {}
+                out[f"{cell}.{g}"] = {"rt_test_accuracy": block["rt"]["best"]["test_accuracy"],
+                                      "du_test_accuracy": tuned.get("test_accuracy"),
+                                      "du_class_accuracy": tuned.get("class_accuracy")}
+            client = r.get("client")
+            if client:
+                out[f"{cell}.client"] = {"rt_test_accuracy": client["rt"]["best"]["test_accuracy"],
+                                         **{f"du_{w}_test_accuracy": (d["after_finetune"] or {}).get("test_accuracy")
+                                            for w, d in client["du"].items()},
+                                         "pdudt_test_accuracy": (client["pdudt"]["after_subsequent"] or {}).get(
+                                             "test_accuracy")}
+        convex = folder / "convex.json"
+        if convex.is_file():
+            for point in json.loads(convex.read_text())["lambdas"]:
+                out[f"{ds}.convex.lambda={point['lambda']}"] = {
+                    f"{m}_ratio": v["ratio"] for m, v in point["methods"].items()}
+    return out
+
+
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory) -> Path:
     assert RAW.is_file(), f"{RAW} missing: run `bash scripts/bootstrap.sh` (it installs Fashion-MNIST)"
@@ -130,6 +163,8 @@ def quick_run(tmp_path_factory) -> Path:
         shutil.copy(work / "reports" / "pdudt" / "index.md", GOLDEN_PDUDT.with_suffix(".md"))
         write_golden(GOLDEN_SGLU, "numbers", reported_sglu(work / "results" / "sglu"), made_with)
         shutil.copy(work / "reports" / "sglu" / "index.md", GOLDEN_SGLU.with_suffix(".md"))
+        write_golden(GOLDEN_CDFL, "numbers", reported_cdfl(work / "results" / "cdfl"), made_with)
+        shutil.copy(work / "reports" / "cdfl" / "index.md", GOLDEN_CDFL.with_suffix(".md"))
     return work
 
 
@@ -177,6 +212,24 @@ def test_pdudt_quick_numbers_match_golden(quick_run):
 def test_sglu_quick_numbers_match_golden(quick_run):
     out = moved(GOLDEN_SGLU, "numbers", reported_sglu(quick_run / "results" / "sglu"))
     assert not out, "numbers moved beyond tolerance:\n" + "\n".join(out)
+
+
+def test_cdfl_quick_numbers_match_golden(quick_run):
+    out = moved(GOLDEN_CDFL, "numbers", reported_cdfl(quick_run / "results" / "cdfl"))
+    assert not out, "numbers moved beyond tolerance:\n" + "\n".join(out)
+
+
+def test_cdfl_quick_scale_forgets_the_removed_class(quick_run):
+    """Issue 12's non-vacuity at the quick scale: the original carries class 0, DU after fine-tuning and RT do not."""
+    numbers = reported_cdfl(quick_run / "results" / "cdfl")
+    cells = [key.removesuffix(".class") for key in numbers if key.endswith(".class")]
+    assert cells
+    for cell in cells:
+        result = json.loads((quick_run / "results" / "cdfl" / f"{cell.replace('.', '/', 1)}.json").read_text())
+        original = result["granularities"]["class"]["original"]["forget_accuracy"]
+        assert original > 50, f"{cell}: the original's accuracy on the removed class is {original}"
+        assert numbers[f"{cell}.class"]["du_class_accuracy"] < 5 and result["granularities"]["class"]["rt"]["best"][
+            "class_accuracy"] < 5
 
 
 def test_sglu_quick_scale_reproduces_the_papers_accounting(quick_run):

@@ -47,13 +47,23 @@ RESOLUTION_OF = {  # one attacked sample's worth, in %: balanced accuracy moves 
     "mia_shadow.auc_mean": 100 / ATTACKED,  # one member's score moving past every non-member
     "sigma": 1e-7,  # SGLU accounting: deterministic root finding (no torch), far finer than a test sample
 }
+CDFL_TEST_IMAGES = 1000  # cdfl.quick.eval.test_images: CDFL's accuracies are in %, one image = 0.1 points
 GOLDEN = {"spine": (reg.GOLDEN, "methods", reg.reported, "results/spine"),
           "pdudt": (reg.GOLDEN_PDUDT, "variants", reg.reported_pdudt, "results/pdudt_fashion_mnist"),
-          "sglu": (reg.GOLDEN_SGLU, "numbers", reg.reported_sglu, "results/sglu")}
+          "sglu": (reg.GOLDEN_SGLU, "numbers", reg.reported_sglu, "results/sglu"),
+          "cdfl": (reg.GOLDEN_CDFL, "numbers", reg.reported_cdfl, "results/cdfl")}
 
 
-def run(venv: Path, seed: int, out: Path) -> None:
-    """One quick-scale run under `venv` with `seed`, in `out` (resumed by snakemake if it exists)."""
+def resolution(part: str, fam: str) -> float:
+    """One test sample's worth of a number (or one attacked sample's), the floor of its tolerance."""
+    if part == "cdfl" and fam.endswith("accuracy"):
+        return 100 / CDFL_TEST_IMAGES
+    return RESOLUTION_OF.get(fam, RESOLUTION)
+
+
+def run(venv: Path, seed: int, out: Path, targets: list[str] = ()) -> None:
+    """One quick-scale run under `venv` with `seed`, in `out` (resumed by snakemake if it exists); `targets`: only
+    those files (e.g. one part's report), else everything."""
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     assert params["scale"] == "quick", "the golden numbers are for scale: quick"
     params["seed"] = seed
@@ -66,7 +76,7 @@ def run(venv: Path, seed: int, out: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     start = time.monotonic()
     subprocess.run([str(python), "-m", "snakemake", "--cores", "2", "--rerun-incomplete", "-d", str(out), "-s",
-                    str(ROOT / "Snakefile")],
+                    str(ROOT / "Snakefile"), *targets],
                    check=True, env=env)
     (out / "run.json").write_text(json.dumps({"torch": torch[0], "torchvision": torch[1], "seed": seed,
                                               "wall_seconds": round(time.monotonic() - start, 1)}, indent=2) + "\n")
@@ -79,10 +89,14 @@ def numbers(run_dir: Path, unpinned: bool = False) -> dict[tuple[str, str, str],
     """Every pinned number of a run, (part, cell, key) -> value; with `unpinned`, the shadow attack's
     precision and its predicted-member count instead (measured to show why they are not pinned)."""
     if unpinned:
+        if not (run_dir / GOLDEN["pdudt"][3]).is_dir():
+            return {}
         got = reg.reported_pdudt(run_dir / GOLDEN["pdudt"][3], UNPINNED)
         return {("pdudt", cell, key): v for cell, values in got.items() for key, v in values.items()}
     out = {}
     for part, (_, _, extract, results) in GOLDEN.items():
+        if not (run_dir / results).is_dir():  # a run of some parts only (`run --targets`)
+            continue
         for cell, values in extract(run_dir / results).items():
             out.update({(part, cell, key): v for key, v in values.items()})
     return out
@@ -121,7 +135,7 @@ def spreads(runs: list[Path], unpinned: bool = False,
         cross = max(e["cross"], default=(None, ""))
         other = (machine or {}).get((part, fam), (None, ""))
         seed = sorted(e["seed"])
-        tol = derive(fam, max(cross[0] or 0.0, other[0] or 0.0))
+        tol = derive(fam, max(cross[0] or 0.0, other[0] or 0.0), resolution(part, fam))
         rows.append({"part": part, "family": fam, "numbers": e["numbers"], "cross_version_max": cross[0],
                      "cross_version_where": cross[1], "cross_machine_max": other[0], "cross_machine_where": other[1],
                      "seed_spread_median": seed[len(seed) // 2][0] if seed else None,
@@ -155,13 +169,13 @@ def cross_machine(rev: str, run_dir: Path) -> dict[tuple[str, str], tuple[float,
 COUNTS = ("grad_evals", "bytes_read", "forget_samples", "mia_samples", "total")
 
 
-def derive(fam: str, measured: float) -> float:
+def derive(fam: str, measured: float, floor: float | None = None) -> float:
     """The tolerance rule: MARGIN x the largest change measured across versions or machines, rounded up to one
-    significant digit; counts exact; never below MARGIN x the family's resolution (one test sample, or one
-    attacked sample of the shadow attack)."""
+    significant digit; counts exact; never below MARGIN x the family's resolution `floor` (one test sample, or one
+    attacked sample of the shadow attack; default: the spine's and PDUDT's)."""
     if fam in COUNTS:
         return 0
-    raw = MARGIN * max(measured, RESOLUTION_OF.get(fam, RESOLUTION))
+    raw = MARGIN * max(measured, RESOLUTION_OF.get(fam, RESOLUTION) if floor is None else floor)
     digit = 10 ** math.floor(math.log10(raw))
     return math.ceil(raw / digit - 1e-9) * digit
 
@@ -184,6 +198,7 @@ def main() -> None:
     r.add_argument("--venv", type=Path, required=True)
     r.add_argument("--seed", type=int, required=True)
     r.add_argument("--out", type=Path, required=True)
+    r.add_argument("--targets", nargs="*", default=[], help="only these files (default: the whole workflow)")
     s = sub.add_parser("spread")
     s.add_argument("runs", type=Path, nargs="+")
     s.add_argument("--json", type=Path)
@@ -193,7 +208,7 @@ def main() -> None:
                         "seed and code for the numbers both hold: the cross-machine spread (repeatable)")
     args = parser.parse_args()
     if args.command == "run":
-        run(args.venv, args.seed, args.out)
+        run(args.venv, args.seed, args.out, args.targets)
         return
     machine: dict[tuple[str, str], tuple[float, str]] = {}
     for rev, run_dir in args.machine:
