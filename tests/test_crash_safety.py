@@ -49,7 +49,7 @@ PLAN = (("pretrain", "job"), ("pretrain", "session"), ("unlearn", "snakemake"), 
 RUN_TIMEOUT_S = 600  # one Snakemake invocation, generous for a loaded machine
 COMPARED_DIRS = ("data", "artifacts", "results")
 SNAKEMAKE_MARKER = ".snakemake_timestamp"  # Snakemake's empty marker in a directory output
-WALL_TIME_FILES = ("timing.csv", "table2.csv")  # reports/*: wall times, not deterministic
+WALL_TIME_FILES = ("timing.csv", "table2.csv", "cost.csv")  # reports/*: wall times, not deterministic
 
 
 def snakemake(workdir: Path, *extra: str) -> list[str]:
