@@ -103,7 +103,8 @@ def tiny_params(params: dict) -> dict:
     cdfl.update(datasets=["synthetic"], models={"synthetic": "mlp"}, clients=4, seeds=[0], quick={}, paper={})
     cdfl["partition"].update(kinds=["iid"], train_per_client=40, min_size=10)
     cdfl["topology"].update(kinds=["ring"])
-    cdfl["train"].update(rounds=3, batch_size=16, lr=0.1)
+    cdfl["train"].update(rounds=3, batch_size=16, lr=0.1, optimizer="sgd")
+    cdfl["calibration"] = {"optimizers": ["sgd", "adam"], "min_rounds": 1, "max_rounds": 3, "within": 3.0}
     cdfl["eval"].update(test_images=200, mia_fit=50)
     cdfl["convex"].update(dataset="synthetic", lambdas=[0.01, 0.1], train_per_client=40, image_side=7)
     r2d = params["r2d"]  # one image stand-in (built from the synthetic images), eICU absent (shows as missing)

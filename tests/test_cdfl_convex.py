@@ -69,6 +69,31 @@ def test_the_shared_hessians_give_du_global_newton(stand_in):
                                                     list(range(n)), cfg).theta)
 
 
+def test_paper_regime_compares_du_with_rt_where_the_models_are_trained(stand_in):
+    params, _, out = stand_in
+    r = json.loads((out / "convex.json").read_text())["paper_regime"]
+    t = params["cdfl"]["train"]
+    assert (r["rounds"], r["optimizer"], r["lr"], r["lambda"]) == (t["rounds"], t["optimizer"], t["lr"], t["l2"])
+    assert r["original"]["ratio"] == pytest.approx(1.0)  # the original against itself: the denominator
+    assert r["original"]["distance_to_rt"] > 0
+    assert r["original"]["distance_to_minimiser"] is None  # tiny: cdfl.train.l2 is not among the swept lambdas
+    for m in r["methods"].values():
+        for when in ("before_finetune", "after_finetune"):
+            assert m[when]["ratio"] == pytest.approx(m[when]["distance_to_rt"] / r["original"]["distance_to_rt"])
+            assert 0 <= m[when]["test_accuracy"] <= 100
+    # the exact-Hessian step moves the models: its correction is not zero
+    assert r["methods"]["alg1_hessian"]["before_finetune"]["distance_to_rt"] != r["original"]["distance_to_rt"]
+
+
+def test_paper_regime_measures_the_distance_to_the_minimiser(tiny, tmp_path):
+    params = {**tiny[0], "cdfl": {**tiny[0]["cdfl"]}}
+    lam = params["cdfl"]["train"]["l2"]
+    params["cdfl"]["convex"] = {**params["cdfl"]["convex"], "lambdas": [lam]}
+    convex.step_convex(params, "synthetic", tiny[1], str(tmp_path / "c.json"))
+    result = json.loads((tmp_path / "c.json").read_text())
+    assert result["paper_regime"]["original"]["distance_to_minimiser"] > 0
+
+
 def test_pool_refuses_a_side_that_does_not_divide():
     with pytest.raises(ValueError, match="cdfl.convex.image_side: 5 does not divide"):
         convex.pool(torch.zeros(2, 1, 28, 28), 5)

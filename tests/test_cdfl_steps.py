@@ -89,7 +89,8 @@ def test_report_tables_statuses_and_summary(cell, tmp_path):
     summary = report.summary(tmp_path)
     assert summary.folder == "cdfl" and summary.counts["missing"] == 4 * 2 * 3 * 4
     md = (tmp_path / "index.md").read_text()
-    assert "Client-wise removal" in md and "not built yet" in md and "Choices where the paper is silent" in md
+    assert "Client-wise removal" in md and "Optimizer and K calibration" in md
+    assert "Choices where the paper is silent" in md
     assert (tmp_path / "figure2.png").read_bytes().startswith(b"\x89PNG") and "figure2.png" in md
     sweep = pd.read_csv(tmp_path / "sweep_damping.csv")
     assert len(sweep) == 2 * len(params["cdfl"]["sweeps"]["dampings"])

@@ -73,6 +73,29 @@ rule cdfl_figure1:
         "--out {output.result} --timing {output.timing} > {log} 2>&1"
 
 
+rule cdfl_calibration:
+    input:
+        features="data/features/{dataset}.safetensors",
+        code=code("unlearning.experiments.cdfl.calibrate"),
+    output:
+        result="results/cdfl/{dataset}/calibration.json",
+        timing="timings/cdfl/{dataset}/calibration.json",
+    wildcard_constraints:
+        dataset=r"[a-z0-9_]+",
+    params:
+        cfg=lambda wc: {**cdfl_cell_params(wc.dataset), "calibration": CDFL["calibration"]},
+    log:
+        "logs/cdfl/{dataset}/calibration.log",
+    benchmark:
+        "logs/benchmarks/cdfl/{dataset}/calibration.tsv"
+    threads: SMALL_THREADS
+    resources:
+        gpu=GPU,
+    shell:
+        "{PY} --threads {threads} cdfl-calibrate --dataset {wildcards.dataset} --features {input.features} "
+        "--out {output.result} --timing {output.timing} > {log} 2>&1"
+
+
 rule cdfl_report:
     input:
         code=code("unlearning.experiments.cdfl.report"),
@@ -80,13 +103,15 @@ rule cdfl_report:
         timings=cdfl_timings(),
         convex=cdfl_convex_results(),
         figure1=cdfl_figure1_results(),
+        calibration=cdfl_calibration_results(),
     output:
         md="reports/cdfl/index.md",
         html=report("reports/cdfl/index.html", caption="../report/cdfl_index.rst", category="Reports"),
         figure1=report("reports/cdfl/figure1.png", caption="../report/cdfl_figure1.rst", category="CDFL"),
         figure2=report("reports/cdfl/figure2.png", caption="../report/cdfl_figure2.rst", category="CDFL"),
         tables=[f"reports/cdfl/{t}.csv" for t in ("table1", "table2", "table3", "table4", "timing", "sweep_damping",
-                                                  "sweep_sigma", "convex", "client", "figure1")],
+                                                  "sweep_sigma", "convex", "convex_regime", "client", "figure1",
+                                                  "calibration")],
     params:
         missing=cdfl_missing_args(),
     log:
@@ -95,6 +120,6 @@ rule cdfl_report:
         "logs/benchmarks/cdfl/report.tsv"
     shell:
         "{PY} cdfl-report --results {input.results} --timings {input.timings} --convex {input.convex} "
-        "--figure1 {input.figure1} "
+        "--figure1 {input.figure1} --calibration {input.calibration} "
         "{params.missing} "
         "--out-dir reports/cdfl > {log} 2>&1"

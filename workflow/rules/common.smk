@@ -251,9 +251,10 @@ def cdfl_timings():
 
 
 def cdfl_convex_params():
-    """What the convex stand-in reads (its lambdas, size and image side; the clients and deletion fraction)."""
+    """What the convex stand-in reads (its lambdas, size and image side; the clients and deletion fraction; the
+    training settings of its paper-regime block)."""
     return {"convex": CDFL["convex"], "clients": CDFL["clients"],
-            "sample_fraction": CDFL["unlearn"]["sample_fraction"]}
+            "sample_fraction": CDFL["unlearn"]["sample_fraction"], "train": CDFL["train"]}
 
 
 def cdfl_convex_results():
@@ -272,6 +273,13 @@ def cdfl_figure1_params(dataset):
 def cdfl_figure1_results():
     """Figure 1's results, one per dataset on disk (the others show as missing in the report)."""
     return [f"results/cdfl/{d}/figure1.json" for d in CDFL_RUN]
+
+
+def cdfl_calibration_results():
+    """The optimizer and K calibration (note 8), one per dataset on disk, where the scale asks for it."""
+    if not CDFL.get("calibration"):
+        return []
+    return [f"results/cdfl/{d}/calibration.json" for d in CDFL_RUN]
 
 
 def cdfl_missing_args():

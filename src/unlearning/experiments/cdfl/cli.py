@@ -1,5 +1,5 @@
 """CDFL's commands: cdfl-certify (no params.yaml), cdfl-cell (one cell of Tables I-IV), cdfl-convex (the convex
-stand-in), cdfl-figure1 (Figure 1's curves) and cdfl-report."""
+stand-in), cdfl-figure1 (Figure 1's curves), cdfl-calibrate (the optimiser and K, spec note 8) and cdfl-report."""
 
 from __future__ import annotations
 
@@ -45,7 +45,9 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
                                        "experiments/cdfl/convex.py)"),
                        ("cdfl-figure1", "CDFL: Figure 1's curves (IID + Erdos-Renyi): test accuracy of DU and RT "
                                         "over rounds with sequential requests, and client-wise removal (see "
-                                        "experiments/cdfl/figure1.py)")):
+                                        "experiments/cdfl/figure1.py)"),
+                       ("cdfl-calibrate", "CDFL: the local optimiser and K calibration on Table I IID-Ring (spec "
+                                          "note 8; see experiments/cdfl/calibrate.py)")):
         s = sub.add_parser(name, parents=[common], help=text)
         s.set_defaults(run=run)
         s.add_argument("--dataset", required=True)
@@ -56,6 +58,7 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
     s.add_argument("--timings", nargs="*", default=[])
     s.add_argument("--convex", nargs="*", default=[], help="the convex stand-in's results (cdfl-convex)")
     s.add_argument("--figure1", nargs="*", default=[], help="Figure 1's results (cdfl-figure1)")
+    s.add_argument("--calibration", nargs="*", default=[], help="the optimizer and K calibration (cdfl-calibrate)")
     s.add_argument("--missing", nargs="*", default=[], help="dataset=reason for each dataset not run")
     s.add_argument("--out-dir", required=True)
 
@@ -65,12 +68,18 @@ def run(params: dict, a) -> None:
         from . import report
 
         missing = dict(item.split("=", 1) for item in a.missing)
-        report.write_report(params, a.results, a.timings, missing, a.out_dir, convex=a.convex, figure1=a.figure1)
+        report.write_report(params, a.results, a.timings, missing, a.out_dir, convex=a.convex, figure1=a.figure1,
+                            calibration=a.calibration)
         return
     if a.step == "cdfl-figure1":
         from . import figure1
 
         figure1.step_figure1(params, a.dataset, a.features, a.out, a.timing)
+        return
+    if a.step == "cdfl-calibrate":
+        from . import calibrate
+
+        calibrate.step_calibrate(params, a.dataset, a.features, a.out, a.timing)
         return
     if a.step == "cdfl-convex":
         from . import convex

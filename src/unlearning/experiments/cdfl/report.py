@@ -356,14 +356,34 @@ def convex_table(results: list[dict], missing_reason: str) -> pd.DataFrame:
     return pd.DataFrame(rows).reindex(columns=CONVEX_COLUMNS)
 
 
+def regime_table(results: list[dict]) -> pd.DataFrame:
+    """The convex stand-in in the paper's training regime (note 3): per DU variant, before and after the
+    fine-tuning round, ||DU - RT|| / ||orig - RT|| and the test accuracy, beside the original's and RT's."""
+    rows = []
+    for r in results:
+        reg = r.get("paper_regime")
+        if not reg:
+            continue
+        for method, m in reg["methods"].items():
+            for when in ("before_finetune", "after_finetune"):
+                rows.append({"dataset": r["dataset"], "optimizer": reg["optimizer"], "lr": reg["lr"],
+                             "rounds": reg["rounds"], "lambda": reg["lambda"], "method": method, "when": when,
+                             "ratio_to_rt": m[when]["ratio"], "test_accuracy": m[when]["test_accuracy"],
+                             "original_test_accuracy": reg["original"]["test_accuracy"],
+                             "rt_test_accuracy": reg["rt"]["test_accuracy"],
+                             "original_to_rt": reg["original"]["distance_to_rt"],
+                             "original_to_minimiser": reg["original"]["distance_to_minimiser"]})
+    return pd.DataFrame(rows)
+
+
 def choices(cfg: dict, results: list[dict]) -> list[str]:
     engine = results[0]["engine"] if results else {}
     t, u = cfg["train"], cfg["unlearn"]
     return [
         f"- Training: model-mixing D-PSGD, one local epoch per round, lr {t['lr']:g}, batch {t['batch_size']}, "
         f"K = {t['rounds']} rounds (one K for every cell), {cfg['clients']} clients. At scale quick these are "
-        "quick-only settings (cdfl.quick: lr 0.1, batch 50, 300 images per client, 1,000 test images), not the "
-        "paper's lr 0.001 / batch 100 / K = 100. The quick K is 40, not 10: after 10 rounds the original sat far "
+        "quick-only settings (cdfl.quick: plain SGD, lr 0.1, batch 50, 300 images per client, 1,000 test images), "
+        "not the paper scale's Adam at lr 0.001 / batch 100 / K = 50 (the calibration above). The quick K is 40, not 10: after 10 rounds the original sat far "
         "from a stationary point, where eq. 3's sum over U_c is mostly the residual training gradient rather than "
         "the deletion's effect, and the lowest retained loss of the damping sweep was at the largest damping "
         "(a correction near 0).",
@@ -400,12 +420,55 @@ def choices(cfg: dict, results: list[dict]) -> list[str]:
     ]
 
 
+CALIBRATION_COLUMNS = ["dataset", "optimizer", "round", "test_accuracy", "paper_rt", "target"]
+CALIBRATION_AT = (1, 5, 10, 20, 40, 60, 100, 200)
+
+
+def calibration_table(results: list[dict]) -> pd.DataFrame:
+    """Every calibration curve (note 8), one row per (dataset, optimizer, round)."""
+    rows = [{"dataset": r["dataset"], "optimizer": run["optimizer"], **p, "paper_rt": r["paper_rt"],
+             "target": r["target"]} for r in results for run in r["runs"] for p in run["curve"]]
+    return pd.DataFrame(rows).reindex(columns=CALIBRATION_COLUMNS)
+
+
+def calibration_text(cfg: dict, results: list[dict]) -> tuple[list[str], pd.DataFrame]:
+    """The calibration section's lines (the cheapest optimizer and K against the configured ones) and its summary
+    table (accuracy at a few rounds, the first round at the target)."""
+    if not results:
+        why = ("not run at this scale (cdfl.calibration is null: quick's lr, batch and size are its own, note 6)"
+               if not cfg.get("calibration") else "no cdfl-calibrate result")
+        return [f"- {why}."], pd.DataFrame()
+    lines, rows = [], []
+    for r in results:
+        configured = r["configured"]
+        choice = r["choice"]
+        head = (f"- {r['dataset']}: Table I IID-Ring, seed {r['seed']}, lr {r['lr']:g}, batch {r['batch_size']}, "
+                f"L2 {r['l2']:g}, {sum(r['client_sizes'])} training images over {len(r['client_sizes'])} clients; "
+                f"the paper's RT {r['paper_rt']}; {r['max_rounds']} rounds per optimizer; K: the first round >= "
+                f"{r['min_rounds']} within {r['within']:g} points of it.")
+        if choice is None:
+            lines.append(head + " No optimizer reaches the target within the rounds run: the gap is reported as "
+                         "found.")
+        else:
+            same = (configured["optimizer"], configured["rounds"]) == (choice["optimizer"], choice["rounds"])
+            lines.append(head + f" Cheapest: {choice['optimizer']}, K = {choice['rounds']}. Configured "
+                         f"(cdfl.train): {configured['optimizer']}, K = {configured['rounds']}"
+                         + (" (the same)." if same else " (not the calibrated choice)."))
+        for run in r["runs"]:
+            at = {p["round"]: p["test_accuracy"] for p in run["curve"]}
+            rows.append({"dataset": r["dataset"], "optimizer": run["optimizer"],
+                         **{f"round {k}": at.get(k) for k in CALIBRATION_AT if k <= r["max_rounds"]},
+                         "best": run["best"], "first round at target": run["reached_round"], "K": run["k"]})
+    return lines, pd.DataFrame(rows)
+
+
 def _load(paths: list[str]) -> list[dict]:
     return [read_json(p) for p in paths]
 
 
 def write_report(params: dict, result_files: list[str], timing_files: list[str], missing: dict[str, str],
-                 out_dir: str, convex: list[str] | None = None, figure1: list[str] | None = None) -> None:
+                 out_dir: str, convex: list[str] | None = None, figure1: list[str] | None = None,
+                 calibration: list[str] | None = None) -> None:
     from ...config import section_config
 
     cfg = section_config(params, "cdfl")
@@ -418,13 +481,17 @@ def write_report(params: dict, result_files: list[str], timing_files: list[str],
     times = timing_table(results, timings)
     damping, sigma = sweep_table(results, "damping"), sweep_table(results, "sigma")
     convex_dataset = cfg["convex"]["dataset"]
-    stand_in = convex_table(_load(convex or []), missing.get(convex_dataset) or "not run (no cdfl-convex result)")
+    convex_results = _load(convex or [])
+    stand_in = convex_table(convex_results, missing.get(convex_dataset) or "not run (no cdfl-convex result)")
+    regime = regime_table(convex_results)
     client = client_table(results, "client-wise not run: client is not in cdfl.unlearn.granularities"
                           if "client" not in cfg["unlearn"]["granularities"] else "no cell results")
     fig1_results = _load(figure1 or [])
     curves = figure1_table(fig1_results)
+    cal_results = _load(calibration or [])
     for name, df in (*tables.items(), ("timing", times), ("sweep_damping", damping), ("sweep_sigma", sigma),
-                     ("convex", stand_in), ("client", client), ("figure1", curves)):
+                     ("convex", stand_in), ("convex_regime", regime), ("client", client), ("figure1", curves),
+                     ("calibration", calibration_table(cal_results))):
         with atomic_path(out / f"{name}.csv") as tmp:
             df.to_csv(tmp, index=False, float_format="%.6g")
     page = Page(f"CDFL (Wu et al., 2026): DU against retraining, scale `{params['scale']}`")
@@ -437,6 +504,20 @@ def write_report(params: dict, result_files: list[str], timing_files: list[str],
     if accs:
         page.text(f"The original models reach {min(accs):.1f}-{max(accs):.1f} % test accuracy after "
                   f"{results[0]['rounds']} rounds (chance: 10 %).")
+    page.heading("Optimizer and K calibration (spec note 8)")
+    page.text("The paper names no local optimizer, and plain SGD at its lr 0.001 stays far below its RT. Each "
+              "optimizer of cdfl.calibration.optimizers trains the Table I IID-Ring original (the scale's lr, batch "
+              "and L2) for cdfl.calibration.max_rounds rounds. Its K is the first round from "
+              "cdfl.calibration.min_rounds on whose averaged model lies within cdfl.calibration.within points of the "
+              "paper's RT; the cheapest optimizer has the smallest K. min_rounds (50) keeps K where the paper's "
+              "claims are made: its 97 % time saving, with DU costing about 2.4 round-equivalents, needs K >= 50 "
+              "(note 5), and after a few rounds the original is far from a stationary point, where eq. 3's sum over "
+              "the deleted samples is mostly the residual training gradient. One optimizer and K for every cell of "
+              "a dataset (cdfl.train), never per cell; calibration.csv holds the curves.")
+    cal_lines, cal_summary = calibration_text(cfg, cal_results)
+    page.bullets(cal_lines)
+    if not cal_summary.empty:
+        page.table(cal_summary, ".4g")
     for name in TABLES:
         page.heading(TITLES[name])
         page.table(select(tables[name], COLUMNS), ".4g")
@@ -491,13 +572,23 @@ def write_report(params: dict, result_files: list[str], timing_files: list[str],
               "At scale quick: 14x14 images (2x2 average pooling, d = 1,970), cdfl.quick.convex.train_per_client "
               "per client.")
     page.table(stand_in, ".4g")
+    page.text("The same problem in the paper's training regime (note 3): the models trained as the cells train "
+              "them (model-mixing D-PSGD on the Ring, cdfl.train's optimizer, lr, batch and K, L2 = cdfl.train.l2, "
+              "from zero), then noiseless DU at the round-K models (damping = the L2 term, flooded on the Ring) and "
+              "one fine-tuning round; RT: K rounds on the retained data from zero. ratio_to_rt = ||DU - RT|| / "
+              "||orig - RT|| of the averaged models; original_to_minimiser = ||orig - x*|| where cdfl.train.l2 is "
+              "among the swept lambdas. After K rounds the models are not at a minimiser, so the Newton step "
+              "(towards the retained minimiser, eq. 3) need not move them towards RT, which is also not at one: "
+              "the ratio says how much of the way DU goes. Reported, not gated.")
+    if regime.empty:
+        page.text("No paper-regime block in the convex result.")
+    else:
+        page.table(regime, ".4g")
     page.heading("Missing")
     page.bullets(
         [f"- {d}: {reason}" for d, reason in missing.items()]
         + ["- PDUDT is the approximate re-implementation described above (the paper does not say how it ran "
-           "PDUDT on its model-mixing system).",
-           "- The convex stand-in in the paper's training regime (D-PSGD at the cell's lr: ratio to RT, accuracy "
-           "before fine-tuning; note 3): not built yet."])
+           "PDUDT on its model-mixing system)."])
     page.heading("Choices where the paper is silent")
     page.bullets(choices(cfg, results))
     page.write(out)
