@@ -237,3 +237,27 @@ def test_hdus_forgets_the_target_seed_and_refits_weights(tiny, tmp_path):
     assert len(ensembles[busiest][1]) == max(len(w) for _, w in ensembles.values())
     probs = hdus.ensemble_probabilities(setup, ensembles[busiest], setup.x_test)
     torch.testing.assert_close(probs.sum(1), torch.ones(len(probs)))
+
+
+def test_rmia_on_the_shadows_as_reference_models(tiny):
+    """The strong attack's references: the shadow models' weights and members are stored; RMIA's scores of a
+    model come out as AUC and TPR at 1 % / 0.1 % FPR over the forget set against H_eval negatives."""
+    from unlearning.evaluate.attacks.shadow import train_shadows
+    from unlearning.experiments.pdudt.steps import attack_samples, rmia_attack, rmia_references
+
+    params, features, split = tiny
+    setup = load_setup(params, "spine", features, split)
+    shadow_idx, eval_idx = stratified_halves(setup.y_test.cpu(), setup.seed)
+    shadow = train_shadows(setup, shadow_idx, 2, 2)
+    assert shadow["shadow_theta"].shape == (2, setup.spec.dim)
+    trained_on = shadow["shadow_trained_on"]
+    assert trained_on.shape == (2, len(setup.y_test)) and not trained_on[:, eval_idx].any()
+    assert (trained_on.sum(1) == len(shadow_idx) // 2).all()  # each shadow trains on half of H_shadow
+    refs = rmia_references(setup, shadow, shadow_idx, eval_idx)
+    members, _, _, y_neg = attack_samples(setup, eval_idx)
+    assert refs["members"] == len(members) and refs["p_ref"].shape == (2, len(members) + len(y_neg))
+    assert refs["p_ref_pop"].shape == (2, len(shadow_idx)) and refs["pop_member"].any()
+    m = rmia_attack(setup, setup.theta0, refs, 0.3)
+    assert 0 <= m["auc"] <= 1 and 0 <= m["tpr_at_0.01_fpr"] <= 1 and m["references"] == 2
+    with pytest.raises(KeyError, match="re-run its pdudt_attack rule"):
+        rmia_references(setup, {k: v for k, v in shadow.items() if k != "shadow_theta"}, shadow_idx, eval_idx)

@@ -11,6 +11,8 @@ non-members into its metrics (`metrics`). A new attack is one class with these t
   outputs are softmax vectors; metrics over balanced resamples (`shadow.repeated_attack`).
 - `LogitLossAttack` (Shokri-style, as Mu & Klabjan 2025 use it): a logistic regression on [logits, loss] of the
   target model, members vs samples of unseen users; metric: mean ROC AUC over repeated stratified K-fold.
+- `RMIA` (Zarifzadeh et al. 2024): the per-sample relative likelihood-ratio test against reference models and
+  population samples; metrics: ROC AUC and TPR at 1 % and 0.1 % FPR (the strong attack beside the papers' own).
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ import torch
 from .classifier import ClassifierAttack
 from .logit_loss import LogitLossAttack
 from .loss_threshold import LossThreshold
+from .rmia import RMIA
 from .shadow import ShadowModels
 
-__all__ = ["Attack", "ClassifierAttack", "LogitLossAttack", "LossThreshold", "ShadowModels"]
+__all__ = ["Attack", "ClassifierAttack", "LogitLossAttack", "LossThreshold", "RMIA", "ShadowModels"]
 
 
 class Attack(Protocol):

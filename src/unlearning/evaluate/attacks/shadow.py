@@ -49,7 +49,9 @@ def softmax(setup: Setup, flat: torch.Tensor, x: torch.Tensor, batch: int = 2048
 
 def train_shadows(setup: Setup, shadow_idx: torch.Tensor, models: int, epochs: int) -> dict[str, torch.Tensor]:
     """Train `models` shadow models (stacked, one SGD epoch at a time) and return the attack's training
-    data: softmax vectors of their in and out halves with membership and class labels."""
+    data: softmax vectors of their in and out halves with membership and class labels; also the shadows'
+    weights [models, d] and which test samples each trained on [models, n_test] (the reference models of the
+    strong per-sample attack, attacks/rmia.py)."""
     cfg, seed = setup.cfg, derive_seed(setup.seed, setup.name, "shadow")
     gen = generator(seed, "in-out")
     halves = [shadow_idx[torch.randperm(len(shadow_idx), generator=gen)] for _ in range(models)]
@@ -72,8 +74,12 @@ def train_shadows(setup: Setup, shadow_idx: torch.Tensor, models: int, epochs: i
             member.append(torch.full((len(rows),), flag))
             label.append(setup.y_test[rows.to(setup.device)].cpu())
     train_acc = [float((probs[2 * s].argmax(1) == label[2 * s]).float().mean()) for s in range(models)]  # "in" halves
+    trained_on = torch.zeros(models, len(setup.y_test), dtype=torch.bool)
+    for s in range(models):
+        trained_on[s, ins[s]] = True
     return {"softmax": torch.cat(probs), "member": torch.cat(member), "label": torch.cat(label),
-            "shadow_train_accuracy": torch.tensor(train_acc)}
+            "shadow_train_accuracy": torch.tensor(train_acc), "shadow_theta": theta.cpu(),
+            "shadow_trained_on": trained_on}
 
 
 def _init_like(setup: Setup, seed: int, s: int) -> torch.Tensor:

@@ -383,7 +383,8 @@ def choices(cfg: dict, results: list[dict]) -> list[str]:
         f"- Training: model-mixing D-PSGD, one local epoch per round, lr {t['lr']:g}, batch {t['batch_size']}, "
         f"K = {t['rounds']} rounds (one K for every cell), {cfg['clients']} clients. At scale quick these are "
         "quick-only settings (cdfl.quick: plain SGD, lr 0.1, batch 50, 300 images per client, 1,000 test images), "
-        "not the paper scale's Adam at lr 0.001 / batch 100 / K = 50 (the calibration above). The quick K is 40, not 10: after 10 rounds the original sat far "
+        "not the paper scale's Adam at lr 0.001 / batch 100 / K = 50 (the calibration above). The quick K is 40, "
+        "not 10: after 10 rounds the original sat far "
         "from a stationary point, where eq. 3's sum over U_c is mostly the residual training gradient rather than "
         "the deletion's effect, and the lowest retained loss of the damping sweep was at the largest damping "
         "(a correction near 0).",

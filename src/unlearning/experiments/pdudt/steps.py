@@ -232,10 +232,55 @@ def attack_samples(setup: Setup, eval_idx: torch.Tensor) -> tuple[torch.Tensor, 
 CLIENT_MEAN_KEYS = ("precision_mean", "accuracy_mean", "predicted_members_mean")
 
 
+def rmia_references(setup: Setup, shadow: dict[str, torch.Tensor], shadow_idx: torch.Tensor,
+                    eval_idx: torch.Tensor) -> dict:
+    """The strong attack's fixed part (attacks/rmia.py), shared by every attacked model: the shadow models as
+    RMIA's reference models (trained on halves of H_shadow, so OUT for every candidate), their probability of the
+    true label on the candidates (the forget set, then attack_samples' negatives from H_eval) and on the
+    population (H_shadow, never trained on by the target; online: each shadow's own members known)."""
+    from ...evaluate.attacks.rmia import true_label_probs
+    from ...evaluate.forward import logits_in_batches
+
+    if "shadow_theta" not in shadow:
+        raise KeyError("the attack file has no shadow_theta (written before the strong attack); valid: re-run its "
+                       "pdudt_attack rule")
+    x_members, y_members, x_neg, y_neg = attack_samples(setup, eval_idx)
+    x_pop, y_pop = setup.x_test[shadow_idx.to(setup.device)], setup.y_test[shadow_idx.to(setup.device)]
+
+    def probs(theta, x, y):
+        return true_label_probs(torch.cat(list(logits_in_batches(setup, theta.to(setup.device), x))), y)
+
+    thetas = shadow["shadow_theta"]
+    return {"members": len(y_members), "x": torch.cat([x_members, x_neg]), "y": torch.cat([y_members, y_neg]),
+            "x_pop": x_pop, "y_pop": y_pop.cpu(),
+            "p_ref": np.stack([probs(t, torch.cat([x_members, x_neg]), torch.cat([y_members, y_neg]))
+                               for t in thetas]),
+            "p_ref_pop": np.stack([probs(t, x_pop, y_pop.cpu()) for t in thetas]),
+            "pop_member": shadow["shadow_trained_on"][:, shadow_idx].numpy()}
+
+
+def rmia_attack(setup: Setup, flat: torch.Tensor, refs: dict, a: float) -> dict:
+    """RMIA on one model: AUC and TPR at 1 % and 0.1 % FPR, members = the forget set, non-members = the
+    H_eval negatives."""
+    from ...evaluate.attacks import rmia
+    from ...evaluate.forward import logits_in_batches
+
+    def probs(x, y):
+        return rmia.true_label_probs(torch.cat(list(logits_in_batches(setup, flat, x))), y)
+
+    p = probs(refs["x"], refs["y"].cpu())
+    p_pop = probs(refs["x_pop"], refs["y_pop"])
+    pop_marginal = rmia.marginal(refs["p_ref_pop"], refs["pop_member"], a)
+    s = rmia.scores(p, refs["p_ref"], p_pop, refs["p_ref_pop"], a=a, pop_marginal=pop_marginal)
+    m = refs["members"]
+    return {**rmia.metrics(s[:m], s[m:]), "references": len(refs["p_ref"]), "population": len(p_pop), "a": a}
+
+
 def evaluate_variant(setup: Setup, theta: torch.Tensor, clients: list[int], attack, eval_idx: torch.Tensor,
-                     seed_keys: tuple) -> dict:
+                     seed_keys: tuple, refs: dict | None = None) -> dict:
     """Accuracies (per client, averaged model, per class), forget accuracy, loss-threshold AUC and the shadow
-    attack on the averaged model (primary) and on each client's model (mean, secondary)."""
+    attack on the averaged model (primary) and on each client's model (mean, secondary); with `refs`
+    (rmia_references) also RMIA on the averaged model."""
     from ...evaluate.attacks.shadow import mean_over, softmax
     from ...evaluate.metrics import evaluate
 
@@ -266,6 +311,7 @@ def evaluate_variant(setup: Setup, theta: torch.Tensor, clients: list[int], atta
         "mia_loss_threshold_auc": base["mia_loss_threshold_auc"],
         "mia_shadow": attacks["averaged"],
         "mia_shadow_client_mean": {key: client_mean[key] for key in CLIENT_MEAN_KEYS},
+        "mia_rmia": None if refs is None else rmia_attack(setup, theta.mean(0), refs, cfg["mia"]["rmia_a"]),
     }
 
 
@@ -320,9 +366,11 @@ def step_evaluate(params: dict, name: str, method: str, features: str, split: st
     from ...evaluate.attacks.shadow import stratified_halves
 
     setup = load_setup(params, name, features, split)
-    _, eval_idx = stratified_halves(setup.y_test.cpu(), setup.seed)
+    shadow_idx, eval_idx = stratified_halves(setup.y_test.cpu(), setup.seed)
     forest_classes = setup.data.y[setup.request.samples(setup.data.indices).to(setup.data.x.device)].unique()
-    shadow = ShadowModels(setup.seed).fit(load_tensors(attack), forest_classes.tolist())
+    shadow_data = load_tensors(attack)
+    shadow = ShadowModels(setup.seed).fit(shadow_data, forest_classes.tolist())
+    refs = rmia_references(setup, shadow_data, shadow_idx, eval_idx)
     result = {"method": method, "experiment": name, "scale": params["scale"], "checkpoints": {}}
     if method == "original":
         result["all_clients"] = {}
@@ -339,12 +387,12 @@ def step_evaluate(params: dict, name: str, method: str, features: str, split: st
             # Origin is judged on the same remaining clients as every method, and also as the whole system
             # before unlearning: all n clients, the target's model included (its average is the global model)
             result["all_clients"][checkpoint] = [
-                {"sigma": sigma, **evaluate_variant(setup, theta, clients, shadow, eval_idx, (checkpoint, "all"))}
+                {"sigma": sigma, **evaluate_variant(setup, theta, clients, shadow, eval_idx, (checkpoint, "all"), refs)}
                 for sigma, theta in variants]
             keep = [i for i, c in enumerate(clients) if c not in setup.request.removed]
             variants, clients = [(s, t[keep]) for s, t in variants], [clients[i] for i in keep]
         result["checkpoints"][checkpoint] = [
-            {"sigma": sigma, **evaluate_variant(setup, theta, clients, shadow, eval_idx, (checkpoint, sigma))}
+            {"sigma": sigma, **evaluate_variant(setup, theta, clients, shadow, eval_idx, (checkpoint, sigma), refs)}
             for sigma, theta in variants]
     if cost is not None:
         result["cost"] = read_json(cost)

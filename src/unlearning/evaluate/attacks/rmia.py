@@ -1,0 +1,126 @@
+"""RMIA, the relative membership inference attack (Zarifzadeh, Liu, Mittal and Shokri, ICML 2024): a per-sample
+likelihood-ratio test strong with as few as 1-4 reference models, reported as TPR at a low FPR (1 %, 0.1 %).
+
+For a candidate x with label y, the signal is a model's probability of the true label, p(x | theta).
+- Pr(x): the reference models' p(x | theta_ref), averaged. Online (references trained with and without x,
+  `ref_member` given): the mean over all of them. Offline (every reference trained without x): the paper's linear
+  approximation of the missing IN half, Pr(x) = ((1 + a) mean_OUT + (1 - a)) / 2 (its eq. 10; `a` is the
+  attack's one constant, 0.3 by default, a parameter).
+- Pairwise likelihood ratio against population samples z (never trained on by the target):
+  LR(x, z) = (p(x | theta) / Pr(x)) / (p(z | theta) / Pr(z)).
+- Score(x) = the fraction of z with LR(x, z) >= gamma (gamma = 1 by default). Higher = more likely a member.
+
+No maintained library packages it for this stack: Privacy Meter's PyPI release (1.0, 2023) predates RMIA and
+depends on TensorFlow; the attack is a few array operations, written here with numpy and scikit-learn's ROC.
+
+Behind the `attacks.Attack` interface: `fit` takes the reference models' and the population's probabilities,
+`member_scores(p_target, labels=None)` needs the candidates' reference probabilities set by `for_candidates`;
+most callers use the functions `scores` and `metrics` directly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.metrics import roc_auc_score, roc_curve
+
+DEFAULT_A, DEFAULT_GAMMA = 0.3, 1.0
+FPRS = (0.01, 0.001)
+
+
+def _array(x, name: str, ndim: int) -> np.ndarray:
+    a = np.asarray(x.detach().cpu() if hasattr(x, "detach") else x, dtype=np.float64)
+    if a.ndim != ndim:
+        raise ValueError(f"rmia: {name} has {a.ndim} dimensions; valid: {ndim}")
+    if not np.isfinite(a).all():
+        raise ValueError(f"rmia: {name} holds non-finite probabilities; valid: values in [0, 1]")
+    return a
+
+
+def true_label_probs(logits, labels) -> np.ndarray:
+    """p(x | theta): the softmax probability of each sample's true label, [n] (float64)."""
+    import torch
+
+    probs = torch.softmax(logits.detach().double().cpu(), dim=1)
+    return probs.gather(1, labels.long().cpu()[:, None])[:, 0].numpy()
+
+
+def marginal(p_ref: np.ndarray, ref_member: np.ndarray | None = None, a: float = DEFAULT_A) -> np.ndarray:
+    """Pr(x) per sample from reference probabilities [k, n]: the mean over references that include IN models
+    (online), else the offline approximation ((1 + a) mean_OUT + (1 - a)) / 2."""
+    if not 0 <= a <= 1:
+        raise ValueError(f"rmia: a = {a!r}; valid: a number in [0, 1]")
+    mean = p_ref.mean(0)
+    if ref_member is None:
+        return ((1 + a) * mean + (1 - a)) / 2
+    ref_member = np.asarray(ref_member, dtype=bool)
+    if ref_member.shape != p_ref.shape:
+        raise ValueError(f"rmia: ref_member has shape {ref_member.shape}; valid: p_ref's {p_ref.shape}")
+    has_in = ref_member.any(0)
+    out_mean = np.where(~ref_member, p_ref, 0).sum(0) / np.maximum((~ref_member).sum(0), 1)
+    return np.where(has_in, mean, ((1 + a) * out_mean + (1 - a)) / 2)
+
+
+def scores(p_target, p_ref, p_target_pop, p_ref_pop, ref_member=None, a: float = DEFAULT_A,
+           gamma: float = DEFAULT_GAMMA, pop_marginal: np.ndarray | None = None) -> np.ndarray:
+    """RMIA scores of n candidates: p_target [n] and p_ref [k, n] the target's and the references' probability
+    of each candidate's true label; p_target_pop [m], p_ref_pop [k, m] the same for m population samples;
+    ref_member [k, n] (optional) whether each reference trained on each candidate; pop_marginal [m] (optional)
+    Pr(z) when the references' membership of the population is known (`marginal` with it), else offline.
+    Returns [n] in [0, 1]."""
+    pt, pr = _array(p_target, "p_target", 1), _array(p_ref, "p_ref", 2)
+    pz, prz = _array(p_target_pop, "p_target_pop", 1), _array(p_ref_pop, "p_ref_pop", 2)
+    if pr.shape != (pr.shape[0], len(pt)) or prz.shape != (pr.shape[0], len(pz)):
+        raise ValueError(f"rmia: shapes p_target {pt.shape}, p_ref {pr.shape}, p_target_pop {pz.shape}, p_ref_pop "
+                         f"{prz.shape}; valid: p_ref [k, n] and p_ref_pop [k, m] with the same k")
+    if gamma <= 0:
+        raise ValueError(f"rmia: gamma = {gamma!r}; valid: > 0")
+    tiny = np.finfo(np.float64).tiny
+    ratio_x = pt / np.maximum(marginal(pr, ref_member, a), tiny)
+    pr_z = marginal(prz, None, a) if pop_marginal is None else _array(pop_marginal, "pop_marginal", 1)
+    ratio_z = np.sort(pz / np.maximum(pr_z, tiny))
+    # LR(x, z) >= gamma  <=>  ratio_z <= ratio_x / gamma
+    return np.searchsorted(ratio_z, ratio_x / gamma, side="right") / len(ratio_z)
+
+
+def tpr_at_fpr(members: np.ndarray, nonmembers: np.ndarray, fpr: float) -> float:
+    """The highest TPR at a threshold whose FPR is at most `fpr` (no interpolation past it)."""
+    y = np.r_[np.ones(len(members)), np.zeros(len(nonmembers))]
+    f, t, _ = roc_curve(y, np.r_[members, nonmembers])
+    return float(t[f <= fpr].max())
+
+
+def metrics(members: np.ndarray, nonmembers: np.ndarray, fprs: tuple[float, ...] = FPRS) -> dict:
+    """ROC AUC and TPR at each FPR of `fprs`, with the sample counts (a TPR at FPR f is resolved only where
+    nonmembers >= 1 / f: `resolved`)."""
+    members, nonmembers = np.asarray(members, float), np.asarray(nonmembers, float)
+    y = np.r_[np.ones(len(members)), np.zeros(len(nonmembers))]
+    out = {"auc": float(roc_auc_score(y, np.r_[members, nonmembers])), "members": len(members),
+           "nonmembers": len(nonmembers)}
+    for f in fprs:
+        out[f"tpr_at_{f:g}_fpr"] = tpr_at_fpr(members, nonmembers, f)
+        out[f"resolved_{f:g}"] = len(nonmembers) * f >= 1
+    return out
+
+
+class RMIA:
+    """RMIA behind the attacks.Attack interface: `fit` stores the population's probabilities (target-independent
+    parts are given per call), `member_scores` scores candidates given their reference probabilities."""
+
+    def __init__(self, a: float = DEFAULT_A, gamma: float = DEFAULT_GAMMA):
+        self.a, self.gamma = a, gamma
+        self.population: dict | None = None
+
+    def fit(self, shadow: dict, classes=None) -> RMIA:
+        """shadow: {"p_ref_pop": [k, m] reference probabilities of the population samples}."""
+        self.population = {"p_ref_pop": _array(shadow["p_ref_pop"], "p_ref_pop", 2)}
+        return self
+
+    def member_scores(self, outputs: dict, labels=None) -> np.ndarray:
+        """outputs: {"p_target": [n], "p_ref": [k, n], "p_target_pop": [m], optional "ref_member": [k, n]}."""
+        if self.population is None:
+            raise RuntimeError("rmia: fit() with the population's reference probabilities first")
+        return scores(outputs["p_target"], outputs["p_ref"], outputs["p_target_pop"], self.population["p_ref_pop"],
+                      outputs.get("ref_member"), self.a, self.gamma)
+
+    def metrics(self, members: np.ndarray, nonmembers: np.ndarray, **options) -> dict:
+        return metrics(members, nonmembers, **options)

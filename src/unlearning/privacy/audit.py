@@ -1,0 +1,87 @@
+"""An empirical lower bound on epsilon from a distinguisher's guesses (the auditing recipe of Jagielski, Ullman and
+Oprea, NeurIPS 2020, Sec. 3-4, and Nasr et al., IEEE S&P 2021).
+
+An (epsilon, delta) guarantee between two output distributions P (say, the unlearning method's) and Q (retraining's)
+bounds every test that tells them apart: for any rejection region, FPR and FNR (P's outputs guessed as Q's and the
+reverse) satisfy 1 - delta - FNR <= e^epsilon FPR and 1 - delta - FPR <= e^epsilon FNR. So
+
+    epsilon >= max( ln((1 - delta - FNR) / FPR), ln((1 - delta - FPR) / FNR) ).
+
+From `trials` independent runs per side the rates are only estimated: each is replaced by its Clopper-Pearson upper
+bound (scipy's beta quantiles), each at confidence 1 - alpha/2, so that the bound holds with probability at least
+1 - alpha (a union bound). A bound of 0 means the runs show nothing the certificate forbids.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from scipy.stats import beta
+
+
+def clopper_pearson_upper(k: int, n: int, confidence: float) -> float:
+    """One-sided Clopper-Pearson upper bound on a rate from k events in n trials (1 when k = n)."""
+    if not 0 <= k <= n or n < 1:
+        raise ValueError(f"audit: {k} events in {n} trials; valid: 0 <= k <= n, n >= 1")
+    if not 0 < confidence < 1:
+        raise ValueError(f"audit: confidence = {confidence!r}; valid: in (0, 1)")
+    return 1.0 if k == n else float(beta.ppf(confidence, k + 1, n - k))
+
+
+def clopper_pearson_lower(k: int, n: int, confidence: float) -> float:
+    """One-sided Clopper-Pearson lower bound on a rate from k events in n trials (0 when k = 0)."""
+    if not 0 <= k <= n or n < 1:
+        raise ValueError(f"audit: {k} events in {n} trials; valid: 0 <= k <= n, n >= 1")
+    return 0.0 if k == 0 else float(beta.ppf(1 - confidence, k, n - k + 1))
+
+
+def epsilon_from_rates(fpr: float, fnr: float, delta: float) -> float:
+    """The epsilon an (epsilon, delta) guarantee needs to allow a test with these error rates (0 if any allows)."""
+    if not 0 <= delta < 1:
+        raise ValueError(f"audit: delta = {delta!r}; valid: in [0, 1)")
+    best = 0.0
+    for a, b in ((fpr, fnr), (fnr, fpr)):
+        num = 1 - delta - b
+        if num > 0:
+            best = max(best, math.inf if a == 0 else math.log(num / a))
+    return best
+
+
+@dataclass(frozen=True)
+class AuditBound:
+    epsilon_lower: float      # the bound at the stated confidence (from the rates' upper bounds)
+    epsilon_point: float      # the same formula on the observed rates (no confidence)
+    false_positives: int
+    false_negatives: int
+    trials: int               # runs per side
+    confidence: float
+
+
+def epsilon_lower_bound(false_positives: int, false_negatives: int, trials: int, delta: float,
+                        confidence: float = 0.95) -> AuditBound:
+    """The audit's epsilon lower bound from one distinguisher threshold: `false_positives` of `trials` runs of Q
+    flagged as P, `false_negatives` of `trials` runs of P flagged as Q; holds with probability >= `confidence`."""
+    per_rate = 1 - (1 - confidence) / 2
+    fpr_hi = clopper_pearson_upper(false_positives, trials, per_rate)
+    fnr_hi = clopper_pearson_upper(false_negatives, trials, per_rate)
+    return AuditBound(epsilon_from_rates(fpr_hi, fnr_hi, delta),
+                      epsilon_from_rates(false_positives / trials, false_negatives / trials, delta),
+                      false_positives, false_negatives, trials, confidence)
+
+
+def best_threshold_bound(scores_p, scores_q, delta: float, confidence: float = 0.95) -> AuditBound:
+    """The largest lower bound over the thresholds of a score (higher = more like P), equal run counts per side.
+    Choosing the threshold on the same runs makes the confidence optimistic; audits pick it on a separate set of
+    runs (as Jagielski et al. do) and pass the counts to epsilon_lower_bound."""
+    if len(scores_p) != len(scores_q) or not len(scores_p):
+        raise ValueError(f"audit: {len(scores_p)} and {len(scores_q)} runs; valid: the same number > 0 per side")
+    n = len(scores_p)
+    best = None
+    for t in sorted(set(scores_p) | set(scores_q)):
+        fp = sum(s >= t for s in scores_q)
+        fn = sum(s < t for s in scores_p)
+        bound = epsilon_lower_bound(fp, fn, n, delta, confidence)
+        if best is None or bound.epsilon_lower > best.epsilon_lower:
+            best = bound
+    return best
