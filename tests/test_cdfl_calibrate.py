@@ -87,3 +87,12 @@ def test_bad_calibration_settings_name_the_key(tiny, tmp_path, cal, key):
         calibrate.step_calibrate(_params(tiny, **cal), "synthetic", tiny[1], str(tmp_path / "c.json"),
                                  str(tmp_path / "t.json"))
     assert not (tmp_path / "c.json").exists()
+
+
+def test_a_diverging_optimizer_is_recorded_and_the_others_run(tiny, tmp_path):
+    params = _params(tiny)
+    params["cdfl"]["train"]["lr"] = 1e6  # plain SGD blows up at once; Adam's steps stay bounded by lr
+    params["cdfl"]["calibration"]["optimizers"] = ["sgd"]
+    calibrate.step_calibrate(params, "synthetic", tiny[1], str(tmp_path / "c.json"), str(tmp_path / "t.json"))
+    run = json.loads((tmp_path / "c.json").read_text())["runs"][0]
+    assert run["diverged"] and len(run["curve"]) < 3 and run["reached_round"] is None

@@ -29,7 +29,7 @@ from ...files import write_json
 from ...report.compare import read_reference
 from ...resolved import config_record
 from ...seeding import derive_seed
-from ...train.dsgd import Schedule, train
+from ...train.dsgd import Diverged, Schedule, train
 from .steps import config, make_setup, model_metrics
 
 log = logging.getLogger("unlearning")
@@ -66,22 +66,27 @@ def optimizer_curve(setup, optimizer: str, target: float | None, max_rounds: int
     sched.experiment = setup.name
     clients = list(range(len(setup.data.indices)))
     theta = setup.theta0.expand(len(clients), -1).clone()
-    state, curve, seconds, reached = None, [], 0.0, None
+    state, curve, seconds, reached, diverged = None, [], 0.0, None, None
     none = torch.cat(setup.data.indices)[:0]
     for t in range(max_rounds):
-        theta, tlog = train(setup.model, setup.spec, theta, setup.data, clients, sched, range(t, t + 1),
-                            setup.strategy, opt_state=state)
+        try:
+            theta, tlog = train(setup.model, setup.spec, theta, setup.data, clients, sched, range(t, t + 1),
+                                setup.strategy, opt_state=state)
+        except Diverged as err:  # recorded as this optimizer's result; the others still run
+            log.warning("%s calibration %s: diverged: %s", setup.name, optimizer, err)
+            diverged = str(err)
+            break
         state, seconds = tlog.opt_state, seconds + tlog.wall_time_s
         acc = model_metrics(setup, theta.mean(0), none)["test_accuracy"]
         curve.append({"round": t + 1, "test_accuracy": acc})
         if reached is None and target is not None and acc >= target:
             reached = t + 1
-    log.info("%s calibration %s: %.2f %% after %d rounds (best %.2f), target %s first at round %s (%.1f s)",
-             setup.name, optimizer, curve[-1]["test_accuracy"], len(curve),
-             max(p["test_accuracy"] for p in curve), target, reached, seconds)
-    return {"optimizer": optimizer, "curve": curve, "reached_round": reached, "final": curve[-1]["test_accuracy"],
-            "best": max(p["test_accuracy"] for p in curve),
-            "seconds": seconds, "seconds_per_round": seconds / len(curve)}
+    final = curve[-1]["test_accuracy"] if curve else None
+    best = max((p["test_accuracy"] for p in curve), default=None)
+    log.info("%s calibration %s: %s %% after %d rounds (best %s), target %s first at round %s (%.1f s)",
+             setup.name, optimizer, final, len(curve), best, target, reached, seconds)
+    return {"optimizer": optimizer, "curve": curve, "reached_round": reached, "final": final, "best": best,
+            "diverged": diverged, "seconds": seconds, "seconds_per_round": seconds / max(len(curve), 1)}
 
 
 def step_calibrate(params: dict, dataset: str, features: str, out: str, timing: str) -> None:
