@@ -75,3 +75,12 @@ def test_bad_input_is_refused_in_one_line_naming_the_flag(capsys, argv, flag):
     rc, out, err = certify(capsys, *argv)
     assert rc == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith(f"error: {flag}")
+
+
+def test_missing_reasons_parse_and_refuse_a_malformed_item():
+    from unlearning.experiments.common.cli import missing_reasons
+
+    assert missing_reasons(["mnist=not on disk: data/raw/MNIST", "cifar10=a=b"]) == {
+        "mnist": "not on disk: data/raw/MNIST", "cifar10": "a=b"}
+    with pytest.raises(ValueError, match="--missing 'mnist': valid: dataset=reason"):
+        missing_reasons(["mnist"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..common.cli import add_file_options, flagged, integer_flag, number_flag
+from ..common.cli import add_file_options, flagged, integer_flag, missing_reasons, number_flag
 
 # the argument named at the start of a privacy.du_noise error -> the flag that gave it
 FLAGS = {"epsilon": "--epsilon", "delta": "--delta", "lambda": "--lam", "M": "--M", "L": "--L",
@@ -67,7 +67,7 @@ def run(params: dict, a) -> None:
     if a.step == "cdfl-report":
         from . import report
 
-        missing = dict(item.split("=", 1) for item in a.missing)
+        missing = missing_reasons(a.missing)
         report.write_report(params, a.results, a.timings, missing, a.out_dir, convex=a.convex, figure1=a.figure1,
                             calibration=a.calibration)
         return

@@ -17,6 +17,14 @@ def add_file_options(parser: argparse.ArgumentParser, options: list[str]) -> Non
                             default=[] if many else None)
 
 
+def missing_reasons(items: list[str]) -> dict[str, str]:
+    """A report step's `--missing dataset=reason ...` as {dataset: reason}; one line naming a malformed item."""
+    bad = [item for item in items if "=" not in item]
+    if bad:
+        raise ValueError(f"--missing {bad[0]!r}: valid: dataset=reason")
+    return dict(item.split("=", 1) for item in items)
+
+
 def number_flag(flag: str, text: str | None, default: float | None = None, *, required: bool = False) -> float | None:
     """A certify command's number flag: `default` when not given (an error naming the flag if `required`)."""
     if text is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..common.cli import add_file_options
+from ..common.cli import add_file_options, missing_reasons
 
 STEPS = {  # PDUDT's own steps (steps.py) and their file arguments
     "pdudt-server": ["--kind", "--split", "--out-dir", "--timing"],
@@ -74,7 +74,7 @@ def run(params: dict, a) -> None:
     if a.step == "pdudt-report":
         from . import report
 
-        missing = dict(item.split("=", 1) for item in a.missing)
+        missing = missing_reasons(a.missing)
         report.write_report(params, a.results, a.curves, a.timings, missing, a.out_dir, a.gaps)
     elif a.step == "pdudt-server":
         sp.step_server(params, a.exp, a.kind, a.features, a.split, a.out_dir, a.timing)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..common.cli import add_file_options, flagged, integer_flag, number_flag
+from ..common.cli import add_file_options, flagged, integer_flag, missing_reasons, number_flag
 
 # the argument named at the start of a privacy.r2d_noise error -> the flag that gave it
 FLAGS = {"epsilon": "--epsilon", "delta": "--delta", "K (rewound steps)": "--K", "T (learning steps)": "--T",
@@ -59,7 +59,7 @@ def run(params: dict, a) -> None:
     if a.step == "r2d-report":
         from . import report
 
-        missing = dict(item.split("=", 1) for item in a.missing)
+        missing = missing_reasons(a.missing)
         report.write_report(params, a.results, a.baselines, a.timings, missing, a.out_dir)
         return
     from . import steps

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..common.cli import add_file_options
+from ..common.cli import add_file_options, missing_reasons
 
 STEPS = {  # SGLU's steps (steps.py)
     "sglu-features": ["--processed", "--out"],
@@ -74,7 +74,7 @@ def run(params: dict, a) -> None:
     if a.step == "sglu-report":
         from . import report
 
-        missing = dict(item.split("=", 1) for item in a.missing)
+        missing = missing_reasons(a.missing)
         report.write_report(params, a.accounting, a.fig3a, a.fig3c, a.timings, missing, a.out_dir)
         return
     datasets = ss.config(params)["datasets"]
