@@ -52,3 +52,29 @@ def test_bad_counts_name_the_problem():
         audit.epsilon_from_rates(0.1, 0.1, 1.0)
     with pytest.raises(ValueError, match="the same number"):
         audit.best_threshold_bound([1.0], [], 0.0)
+
+
+def test_the_auditor_recovers_the_gaussian_mechanisms_epsilon():
+    """Outputs N(0, 1) (retraining) against N(1, 1) (a mechanism of sensitivity 1, sigma 1): the threshold is chosen
+    on one set of runs, the bound computed on fresh runs. Its interval holds the epsilon that threshold's exact
+    rates imply, and the lower bound stays below the mechanism's true epsilon(delta) (the best threshold's)."""
+    import numpy as np
+    from scipy.stats import norm
+
+    delta, runs = 1e-5, 20_000
+    rng = np.random.default_rng(0)
+
+    def exact(t):  # the epsilon of the test "output >= t means the mechanism" from its exact rates
+        return audit.epsilon_from_rates(norm.sf(t), norm.cdf(t - 1), delta)
+
+    true_eps = max(exact(t) for t in np.linspace(-2, 6, 8001))
+    assert true_eps == pytest.approx(4.377, abs=0.01)  # 1-GDP at delta 1e-5
+    p, q = rng.normal(1, 1, runs), rng.normal(0, 1, runs)
+    chosen = audit.best_threshold_bound(p[:2000], q[:2000], delta)  # optimistic: threshold and bound on one set
+    cuts = np.linspace(0, 4, 81)  # the threshold, chosen on 2,000 held-out runs a side
+    fp_fn = [(int((q[:2000] >= c).sum()), int((p[:2000] < c).sum())) for c in cuts]
+    t = cuts[max(range(len(cuts)), key=lambda k: audit.epsilon_lower_bound(*fp_fn[k], 2000, delta).epsilon_lower)]
+    fresh_p, fresh_q = p[2000:], q[2000:]
+    b = audit.epsilon_lower_bound(int((fresh_q >= t).sum()), int((fresh_p < t).sum()), len(fresh_p), delta)
+    assert b.epsilon_lower <= exact(t) <= b.epsilon_upper
+    assert 1.0 < b.epsilon_lower <= true_eps and chosen.epsilon_lower <= true_eps  # measured: 1.86 <= 4.38

@@ -52,6 +52,8 @@ def epsilon_from_rates(fpr: float, fnr: float, delta: float) -> float:
 class AuditBound:
     epsilon_lower: float      # the bound at the stated confidence (from the rates' upper bounds)
     epsilon_point: float      # the same formula on the observed rates (no confidence)
+    epsilon_upper: float      # the same formula on the rates' lower bounds: with epsilon_lower, the confidence
+                              # interval of the epsilon this threshold's exact rates imply
     false_positives: int
     false_negatives: int
     trials: int               # runs per side
@@ -65,8 +67,11 @@ def epsilon_lower_bound(false_positives: int, false_negatives: int, trials: int,
     per_rate = 1 - (1 - confidence) / 2
     fpr_hi = clopper_pearson_upper(false_positives, trials, per_rate)
     fnr_hi = clopper_pearson_upper(false_negatives, trials, per_rate)
+    fpr_lo = clopper_pearson_lower(false_positives, trials, per_rate)
+    fnr_lo = clopper_pearson_lower(false_negatives, trials, per_rate)
     return AuditBound(epsilon_from_rates(fpr_hi, fnr_hi, delta),
                       epsilon_from_rates(false_positives / trials, false_negatives / trials, delta),
+                      epsilon_from_rates(fpr_lo, fnr_lo, delta),
                       false_positives, false_negatives, trials, confidence)
 
 
@@ -76,12 +81,15 @@ def best_threshold_bound(scores_p, scores_q, delta: float, confidence: float = 0
     runs (as Jagielski et al. do) and pass the counts to epsilon_lower_bound."""
     if len(scores_p) != len(scores_q) or not len(scores_p):
         raise ValueError(f"audit: {len(scores_p)} and {len(scores_q)} runs; valid: the same number > 0 per side")
-    n = len(scores_p)
+    import numpy as np
+
+    p, q = np.sort(np.asarray(scores_p, float)), np.sort(np.asarray(scores_q, float))
+    cuts = np.unique(np.r_[p, q])
+    fps = len(q) - np.searchsorted(q, cuts, side="left")  # runs of Q at or above the cut
+    fns = np.searchsorted(p, cuts, side="left")           # runs of P below it
     best = None
-    for t in sorted(set(scores_p) | set(scores_q)):
-        fp = sum(s >= t for s in scores_q)
-        fn = sum(s < t for s in scores_p)
-        bound = epsilon_lower_bound(fp, fn, n, delta, confidence)
+    for fp, fn in sorted(set(zip(fps.tolist(), fns.tolist()))):
+        bound = epsilon_lower_bound(fp, fn, len(p), delta, confidence)
         if best is None or bound.epsilon_lower > best.epsilon_lower:
             best = bound
     return best
