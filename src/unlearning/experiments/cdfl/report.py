@@ -319,6 +319,16 @@ def damping_choice(cfg: dict, results: list[dict]) -> list[str]:
                      f"({best['retained_loss']:.4g}; the original's: "
                      f"{'n/a' if original is None else f'{original:.4g}'})"
                      f"; configured: {configured:g}, which {agree}.")
+        cls = [p for p in calib[0]["granularities"].get("class", {}).get("sweeps", {}).get("damping", [])
+               if p["retained_loss"] is not None]
+        if cls:
+            at = min(cls, key=lambda p: p["retained_loss"])
+            mine = next((p for p in cls if math.isclose(p["damping"], configured, rel_tol=1e-9)), None)
+            lines.append(f"  - Class-wise on the same cell (reported, not used: one damping per dataset): the lowest "
+                         f"retained loss is at damping {at['damping']:g} ({at['retained_loss']:.4g}, class-"
+                         f"{cfg['unlearn']['class']} accuracy {at['class_accuracy']:.1f} % before fine-tuning)"
+                         + ("" if mine is None else f"; at the configured {configured:g}: "
+                            f"{mine['retained_loss']:.4g}, class accuracy {mine['class_accuracy']:.1f} %") + ".")
     return lines
 
 
