@@ -380,7 +380,7 @@ def write_report(params: dict, results: list[str], curves: list[str], timings: l
         "non-members: H_eval samples of the same classes. A TPR at 1 % FPR near 1 % is chance; the 0.1 % column "
         "is shown only where there are at least 1,000 non-members.").table(_shown(
         t3, ["dataset", "method", "checkpoint", "rmia_auc", "rmia_tpr_at_1pct_fpr", "rmia_tpr_at_0.1pct_fpr",
-             "rmia_members", "rmia_nonmembers"]))
+             "rmia_members", "rmia_nonmembers"], missing))
     page.heading("Figure 1: accuracy against sigma").figure("figure1.png", "figure 1").table(_shown(
         f1, ["dataset", "method", "checkpoint", "sigma", "client_mean_accuracy", "averaged_model_accuracy",
              "gap_to_perturbed_retrain_pts", "status"]))
