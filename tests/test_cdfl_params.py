@@ -58,6 +58,10 @@ BAD = [
     (lambda c: c["quick"]["convex"].update(train_per_client=6001), "cdfl.convex.train_per_client", "at most 6000"),
     (lambda c: c["convex"].update(image_side=5), "convex.image_side", "28"),
     (lambda c: c["convex"].update(lambdas=[0.01, 0]), "convex.lambdas", "> 0"),
+    (lambda c: c["calibration"].update(max_rounds=0), "calibration.max_rounds", "1"),
+    (lambda c: c["calibration"].update(optimizers=[]), "calibration.optimizers", "non-empty"),
+    (lambda c: c["synthetic_timing"].update(rounds=1), "synthetic_timing.rounds", "2"),
+    (lambda c: c["synthetic_timing"].update(datasets=["svhn"]), "synthetic_timing.datasets.0", "cifar10"),
 ]
 
 

@@ -96,6 +96,28 @@ rule cdfl_calibration:
         "--out {output.result} --timing {output.timing} > {log} 2>&1"
 
 
+rule cdfl_timing:
+    input:
+        code=code("unlearning.experiments.cdfl.timing"),
+    output:
+        result="results/cdfl/{dataset}/timing_synthetic.json",
+    wildcard_constraints:
+        dataset=r"[a-z0-9_]+",
+    params:
+        cfg=lambda wc: {**cdfl_cell_params(wc.dataset), "synthetic_timing": CDFL["synthetic_timing"]},
+        rounds=CDFL["synthetic_timing"]["rounds"],
+    log:
+        "logs/cdfl/{dataset}/timing_synthetic.log",
+    benchmark:
+        "logs/benchmarks/cdfl/{dataset}/timing_synthetic.tsv"
+    threads: THREADS
+    resources:
+        gpu=GPU,
+    shell:
+        "{PY} --threads {threads} cdfl-timing --dataset {wildcards.dataset} --rounds {params.rounds} "
+        "--out {output.result} > {log} 2>&1"
+
+
 rule cdfl_report:
     input:
         code=code("unlearning.experiments.cdfl.report"),
@@ -104,6 +126,7 @@ rule cdfl_report:
         convex=cdfl_convex_results(),
         figure1=cdfl_figure1_results(),
         calibration=cdfl_calibration_results(),
+        synthetic_timing=cdfl_timing_results(),
     output:
         md="reports/cdfl/index.md",
         html=report("reports/cdfl/index.html", caption="../report/cdfl_index.rst", category="Reports"),
@@ -111,7 +134,7 @@ rule cdfl_report:
         figure2=report("reports/cdfl/figure2.png", caption="../report/cdfl_figure2.rst", category="CDFL"),
         tables=[f"reports/cdfl/{t}.csv" for t in ("table1", "table2", "table3", "table4", "timing", "sweep_damping",
                                                   "sweep_sigma", "convex", "convex_regime", "client", "figure1",
-                                                  "calibration")],
+                                                  "calibration", "timing_synthetic")],
     params:
         missing=cdfl_missing_args(),
     log:
@@ -121,5 +144,6 @@ rule cdfl_report:
     shell:
         "{PY} cdfl-report --results {input.results} --timings {input.timings} --convex {input.convex} "
         "--figure1 {input.figure1} --calibration {input.calibration} "
+        "--synthetic-timing {input.synthetic_timing} "
         "{params.missing} "
         "--out-dir reports/cdfl > {log} 2>&1"

@@ -282,6 +282,13 @@ def cdfl_calibration_results():
     return [f"results/cdfl/{d}/calibration.json" for d in CDFL_RUN]
 
 
+def cdfl_timing_results():
+    """DU's and RT's time on synthetic inputs (experiments/cdfl/timing.py) for each dataset of
+    cdfl.synthetic_timing.datasets that is missing (one on disk has its real cells' times)."""
+    return [f"results/cdfl/{d}/timing_synthetic.json" for d in CDFL["synthetic_timing"]["datasets"]
+            if d in CDFL_MISSING]
+
+
 def cdfl_missing_args():
     if not CDFL_MISSING:
         return ""

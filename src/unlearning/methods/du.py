@@ -279,6 +279,14 @@ class DUResult:
     wall_time_s: float = 0.0
 
 
+def elapsed(start: float, like: torch.Tensor) -> float:
+    """Seconds since `start` (time.perf_counter) once the device holding `like` has finished its queued work: CUDA
+    runs asynchronously, and without the wait a GPU's time would be the kernels' launch time."""
+    if like.is_cuda:
+        torch.cuda.synchronize(like.device)
+    return time.perf_counter() - start
+
+
 def local_split(data: ClientData, forget: list[torch.Tensor], row: int) -> tuple[torch.Tensor, torch.Tensor]:
     """(retained R_c, deleted U_c) sample indices of client row `row` among its current data."""
     idx, keep, f = data.indices[row], data.keep[row], forget[row].to(data.keep[row].device)
@@ -375,7 +383,7 @@ def sample_wise(model: nn.Module, spec: FlatSpec, theta: torch.Tensor, data: Cli
     start = time.perf_counter()
     terms = all_request_terms(model, spec, theta, data, forget, clients, cfg, classes)
     res = apply_terms(theta, terms, graph, clients, cfg, request_id)
-    res.wall_time_s = time.perf_counter() - start
+    res.wall_time_s = elapsed(start, res.theta)
     return res
 
 
@@ -425,8 +433,8 @@ def client_terms(model: nn.Module, spec: FlatSpec, theta: torch.Tensor, data: Cl
     if len(own) == 0:
         raise ValueError(f"client {target} holds no data to remove")
     g = grad_sum(model, spec, theta[trow], data.x[own], data.y[own], cfg.l2) / len(own)   # grad f~_c(x_c)
-    return ClientTerms(curv / (len(clients) - 1), g, len(own), grad_evals + len(own),  # eq. 5's mean
-                       time.perf_counter() - start)
+    curv = curv / (len(clients) - 1)                                                     # eq. 5's mean
+    return ClientTerms(curv, g, len(own), grad_evals + len(own), elapsed(start, curv))
 
 
 def client_wise(model: nn.Module, spec: FlatSpec, theta: torch.Tensor, data: ClientData, target: int,
@@ -448,7 +456,7 @@ def client_wise(model: nn.Module, spec: FlatSpec, theta: torch.Tensor, data: Cli
     flog = flood(graph, list(clients), [target], [(target, request_id)], dim)
     applied = flog.delivered[:, 0].to(theta)[rest]
     out = theta[rest] + weight * applied[:, None] * message
-    wall = time.perf_counter() - start + (terms.wall_time_s if shared else 0.0)
+    wall = elapsed(start, out) + (terms.wall_time_s if shared else 0.0)
     return DUResult(out, [clients[r] for r in rest], {target: corr}, {target: sig}, {target: std}, flog,
                     terms.grad_evals, [], wall)
 

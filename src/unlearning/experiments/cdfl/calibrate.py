@@ -29,8 +29,8 @@ from ...files import write_json
 from ...report.compare import read_reference
 from ...resolved import config_record
 from ...seeding import derive_seed
-from ...train.dsgd import Diverged, Schedule, train
-from .steps import config, make_setup, model_metrics
+from ...train.dsgd import Diverged, Schedule
+from .steps import config, make_setup, run_rounds
 
 log = logging.getLogger("unlearning")
 
@@ -45,42 +45,34 @@ def paper_rt(dataset: str, topology: str = TOPOLOGY, table: str = TABLE) -> floa
 
 
 def settings(cfg: dict) -> dict:
-    """cdfl.calibration with its defaults; one line naming the key on bad values."""
-    cal = {"optimizers": ["sgd", "momentum", "adam"], "max_rounds": 200, "min_rounds": 50, "within": 3.0,
-           **(cfg.get("calibration") or {})}
-    if not isinstance(cal["max_rounds"], int) or cal["max_rounds"] < 1:
-        raise ValueError(f"cdfl.calibration.max_rounds = {cal['max_rounds']!r}: valid: an integer >= 1")
-    if not isinstance(cal["min_rounds"], int) or not 1 <= cal["min_rounds"] <= cal["max_rounds"]:
+    """cdfl.calibration (every key required by the schema); one line naming the key on bad values."""
+    cal = cfg["calibration"]
+    if not 1 <= cal["min_rounds"] <= cal["max_rounds"]:
         raise ValueError(f"cdfl.calibration.min_rounds = {cal['min_rounds']!r}: valid: an integer in 1 .. "
                          f"max_rounds ({cal['max_rounds']})")
-    if not cal["optimizers"]:
-        raise ValueError("cdfl.calibration.optimizers: empty; valid: a list of sgd, momentum, adam")
     return cal
 
 
 def optimizer_curve(setup, optimizer: str, target: float | None, max_rounds: int) -> dict:
-    """max_rounds D-PSGD rounds with `optimizer` from the cell's initialisation; the averaged model's test accuracy
-    after each, the first round at `target` or above (None: never, or no target) and the training seconds."""
+    """max_rounds D-PSGD rounds with `optimizer` from the cell's initialisation (steps.run_rounds); the averaged
+    model's test accuracy after each, the first round at `target` or above (None: never, or no target) and the
+    training seconds. A diverging optimizer is recorded as its result (no curve), and the others still run."""
     cell = {**setup.cfg, "train": {**setup.cfg["train"], "optimizer": optimizer}}
     sched = Schedule.from_config(cell, derive_seed(setup.seed, setup.name))
     sched.experiment = setup.name
     clients = list(range(len(setup.data.indices)))
     theta = setup.theta0.expand(len(clients), -1).clone()
-    state, curve, seconds, reached, diverged = None, [], 0.0, None, None
     none = torch.cat(setup.data.indices)[:0]
-    for t in range(max_rounds):
-        try:
-            theta, tlog = train(setup.model, setup.spec, theta, setup.data, clients, sched, range(t, t + 1),
-                                setup.strategy, opt_state=state)
-        except Diverged as err:  # recorded as this optimizer's result; the others still run
-            log.warning("%s calibration %s: diverged: %s", setup.name, optimizer, err)
-            diverged = str(err)
-            break
-        state, seconds = tlog.opt_state, seconds + tlog.wall_time_s
-        acc = model_metrics(setup, theta.mean(0), none)["test_accuracy"]
-        curve.append({"round": t + 1, "test_accuracy": acc})
-        if reached is None and target is not None and acc >= target:
-            reached = t + 1
+    state: dict = {}
+    try:
+        _, points, _, seconds, _ = run_rounds(setup, theta, setup.data, clients, sched, range(max_rounds), none,
+                                              state)
+        diverged = None
+    except Diverged as err:
+        log.warning("%s calibration %s: diverged: %s", setup.name, optimizer, err)
+        points, seconds, diverged = [], sum(state.get("round_s", [])), str(err)
+    curve = [{"round": p["round"], "test_accuracy": p["test_accuracy"]} for p in points]
+    reached = next((p["round"] for p in curve if target is not None and p["test_accuracy"] >= target), None)
     final = curve[-1]["test_accuracy"] if curve else None
     best = max((p["test_accuracy"] for p in curve), default=None)
     log.info("%s calibration %s: %s %% after %d rounds (best %s), target %s first at round %s (%.1f s)",

@@ -1,5 +1,6 @@
 """CDFL's commands: cdfl-certify (no params.yaml), cdfl-cell (one cell of Tables I-IV), cdfl-convex (the convex
-stand-in), cdfl-figure1 (Figure 1's curves), cdfl-calibrate (the optimiser and K, spec note 8) and cdfl-report."""
+stand-in), cdfl-figure1 (Figure 1's curves), cdfl-calibrate (the optimiser and K, spec note 8), cdfl-timing (DU's and
+RT's time on synthetic inputs) and cdfl-report."""
 
 from __future__ import annotations
 
@@ -52,6 +53,13 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
         s.set_defaults(run=run)
         s.add_argument("--dataset", required=True)
         add_file_options(s, ["--features", "--out", "--timing"])
+    s = sub.add_parser("cdfl-timing", parents=[common], help="CDFL: DU's and RT's wall time for a dataset's model "
+                       "on synthetic inputs of its shape (Fig. 2 where the dataset is not on disk; see "
+                       "experiments/cdfl/timing.py)")
+    s.set_defaults(run=run)
+    s.add_argument("--dataset", required=True)
+    s.add_argument("--rounds", type=int, default=3, help="D-PSGD rounds timed (the first is start-up; default 3)")
+    add_file_options(s, ["--out"])
     s = sub.add_parser("cdfl-report", parents=[common], help="CDFL: Tables I-IV against the paper")
     s.set_defaults(run=run)
     s.add_argument("--results", nargs="*", default=[])
@@ -59,6 +67,8 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
     s.add_argument("--convex", nargs="*", default=[], help="the convex stand-in's results (cdfl-convex)")
     s.add_argument("--figure1", nargs="*", default=[], help="Figure 1's results (cdfl-figure1)")
     s.add_argument("--calibration", nargs="*", default=[], help="the optimizer and K calibration (cdfl-calibrate)")
+    s.add_argument("--synthetic-timing", nargs="*", default=[],
+                   help="DU's and RT's time on synthetic inputs (cdfl-timing), for datasets not on disk")
     s.add_argument("--missing", nargs="*", default=[], help="dataset=reason for each dataset not run")
     s.add_argument("--out-dir", required=True)
 
@@ -69,7 +79,7 @@ def run(params: dict, a) -> None:
 
         missing = missing_reasons(a.missing)
         report.write_report(params, a.results, a.timings, missing, a.out_dir, convex=a.convex, figure1=a.figure1,
-                            calibration=a.calibration)
+                            calibration=a.calibration, synthetic_timing=a.synthetic_timing)
         return
     if a.step == "cdfl-figure1":
         from . import figure1
@@ -80,6 +90,11 @@ def run(params: dict, a) -> None:
         from . import calibrate
 
         calibrate.step_calibrate(params, a.dataset, a.features, a.out, a.timing)
+        return
+    if a.step == "cdfl-timing":
+        from . import timing
+
+        timing.step_timing(params, a.dataset, a.rounds, a.out)
         return
     if a.step == "cdfl-convex":
         from . import convex

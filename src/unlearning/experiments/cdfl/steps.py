@@ -294,7 +294,7 @@ def step_cell(params: dict, dataset: str, part: str, topology: str, seed: int, f
         terms = du.all_request_terms(setup.model, setup.spec, orig, setup.data, masks, clients, du_cfg,
                                      setup.classes)
         res = du.apply_terms(orig, terms, graph, clients, du_cfg)
-        res.wall_time_s = time.perf_counter() - du_start
+        res.wall_time_s = du.elapsed(du_start, res.theta)
         corrected = model_metrics(setup, res.theta.mean(0), forget_idx)
         diverged = None
         try:

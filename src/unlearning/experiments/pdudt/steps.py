@@ -251,10 +251,9 @@ def rmia_references(setup: Setup, shadow: dict[str, torch.Tensor], shadow_idx: t
         return true_label_probs(torch.cat(list(logits_in_batches(setup, theta.to(setup.device), x))), y)
 
     thetas = shadow["shadow_theta"]
-    return {"members": len(y_members), "x": torch.cat([x_members, x_neg]), "y": torch.cat([y_members, y_neg]),
-            "x_pop": x_pop, "y_pop": y_pop.cpu(),
-            "p_ref": np.stack([probs(t, torch.cat([x_members, x_neg]), torch.cat([y_members, y_neg]))
-                               for t in thetas]),
+    x, y = torch.cat([x_members, x_neg]), torch.cat([y_members, y_neg])
+    return {"members": len(y_members), "x": x, "y": y, "x_pop": x_pop, "y_pop": y_pop.cpu(),
+            "p_ref": np.stack([probs(t, x, y) for t in thetas]),
             "p_ref_pop": np.stack([probs(t, x_pop, y_pop.cpu()) for t in thetas]),
             "pop_member": shadow["shadow_trained_on"][:, shadow_idx].numpy()}
 

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# CDFL at the paper scale on a GPU machine, as recorded in reports/recorded/cdfl_fashion_mnist: the jobs the rules
+# cdfl_cell, cdfl_calibration and cdfl_figure1 run (same commands, same files), started directly so that a run cut
+# off on one machine resumes on another from the result files carried back (a job whose result exists is skipped),
+# then cdfl-timing (CIFAR-10's ResNet-18 on synthetic inputs) alone on the GPU. The convex stand-in (CPU, float64)
+# and the report run where the results land. Usage, in the repository root, with params.yaml at `scale: paper`:
+#   bash scripts/gpu/cdfl_paper.sh [parallel jobs, default 5]
+set -u
+jobs=${1:-5}
+py="python3 -m unlearning --params params.yaml --threads 2"
+features=data/features/fashion_mnist.safetensors
+res=results/cdfl/fashion_mnist tim=timings/cdfl/fashion_mnist logs=logs/cdfl/fashion_mnist
+mkdir -p "$res" "$tim" "$logs" results/cdfl/cifar10
+progress=logs/cdfl/gpu_progress.txt
+export CUBLAS_WORKSPACE_CONFIG=:4096:8
+[ -s "$features" ] || snakemake "$features" --cores all > logs/cdfl/features.log 2>&1 || { echo "features failed" >> "$progress"; exit 1; }
+queue=()
+for name in calibration figure1; do
+  [ -s "$res/$name.json" ] || queue+=("$name cdfl-$([ $name = calibration ] && echo calibrate || echo figure1) --dataset fashion_mnist")
+done
+for seed in 0 1 2; do for part in iid dirichlet; do for topo in ring erdos_renyi; do
+  name=${part}_${topo}_s$seed
+  [ -s "$res/$name.json" ] || queue+=("$name cdfl-cell --dataset fashion_mnist --partition $part --topology $topo --seed $seed")
+done; done; done
+echo "$(date +%T) start: ${#queue[@]} jobs, $jobs at a time" >> "$progress"
+for job in "${queue[@]}"; do
+  set -- $job; name=$1; shift
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do sleep 2; done
+  ( start=$(date +%s)
+    $py "$@" --features "$features" --out "$res/$name.json" --timing "$tim/$name.json" > "$logs/$name.log" 2>&1
+    rc=$?
+    echo "$(date +%T) $name rc=$rc $(( $(date +%s) - start )) s" >> "$progress" ) &
+done
+wait
+if [ ! -s results/cdfl/cifar10/timing_synthetic.json ]; then
+  $py cdfl-timing --dataset cifar10 --rounds 3 --out results/cdfl/cifar10/timing_synthetic.json \
+    > logs/cdfl/cifar10_timing.log 2>&1
+  echo "$(date +%T) cifar10 timing rc=$?" >> "$progress"
+fi
+echo "$(date +%T) all done" >> "$progress"
