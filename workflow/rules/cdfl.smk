@@ -134,7 +134,7 @@ rule cdfl_report:
         figure2=report("reports/cdfl/figure2.png", caption="../report/cdfl_figure2.rst", category="CDFL"),
         tables=[f"reports/cdfl/{t}.csv" for t in ("table1", "table2", "table3", "table4", "timing", "sweep_damping",
                                                   "sweep_sigma", "convex", "convex_regime", "client", "figure1",
-                                                  "calibration", "timing_synthetic")],
+                                                  "calibration")],
     params:
         missing=cdfl_missing_args(),
     log:
