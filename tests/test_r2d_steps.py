@@ -67,6 +67,22 @@ def test_hf_sum_of_approximators_equals_the_per_sample_ones():
     assert out[0].approximator.norm() > 0 and out[0].steps == 3 * 4
 
 
+def test_hf_timed_per_sample_steps_leave_the_sum_run_unchanged():
+    """Timing the paper's per-sample recursion beside the sum (for the extrapolated learning time) changes no
+    number of the run, and reports the time per step over the steps asked for."""
+    X, y = _toy()
+    forget = torch.tensor([3, 17, 40])
+    out = []
+    for timed in (0, 2):
+        torch.manual_seed(0)
+        model = SmeluMLP((5, 8, 2))
+        out.append(rb.train_hf(model, X, y, forget, 0.1, 0.995, 5.0, 1e-6, 16, 3, seed=1, per_sample=False,
+                               timed_per_sample_steps=timed))
+    assert torch.equal(out[0].theta, out[1].theta) and torch.equal(out[0].approximator, out[1].approximator)
+    assert out[0].extra == {} and out[1].extra["per_sample_timed_steps"] == 2
+    assert out[1].extra["per_sample_step_s"] > 0
+
+
 def test_hf_moves_towards_the_retrain_on_a_convex_model():
     """theta_T + sum a_i is closer than theta_T to the model trained on the same batches without Z."""
     X, y = _toy(n=64)

@@ -17,7 +17,9 @@ HF (Hessian-Free recollection, Qiao et al. 2024): white-box, it records the whol
   in the batch B_s, a_i += lr_s clip(grad l_i(theta_s) + lam_reg theta_s) / |B_s|; then every a_i <- a_i - lr_s
   (grad g_s) a_i, a Hessian-vector product with the Jacobian of the clipped batch gradient g_s.
   `per_sample=True` keeps one a_i per sample (the paper's cost: m products per step); False keeps their sum,
-  which the recursion being linear makes exact for the sum and costs one product per step.
+  which the recursion being linear makes exact for the sum and costs one product per step. With the sum,
+  `timed_per_sample_steps` > 0 also runs the per-sample recursion beside it for that many first steps and times
+  it, so that the paper's learning time can be extrapolated where m products per step do not fit the budget.
 - Unlearning: theta_U = theta_T + sum_i a_i + sigma xi (privacy.r2d_baselines.hf_sensitivity), a vector addition.
 """
 
@@ -153,9 +155,11 @@ def _clip(vec: torch.Tensor, clip: float) -> torch.Tensor:
 
 
 def train_hf(model: nn.Module, X: torch.Tensor, y: torch.Tensor, forget: torch.Tensor, lr0: float, decay: float,
-             clip: float, l2: float, batch: int, epochs: int, seed: int, per_sample: bool = True) -> HFTraining:
+             clip: float, l2: float, batch: int, epochs: int, seed: int, per_sample: bool = True,
+             timed_per_sample_steps: int = 0) -> HFTraining:
     """HF's training run with the approximators of the samples `forget` (indices into X) computed along
-    (module docstring). The model is left at theta_T."""
+    (module docstring). The model is left at theta_T. `extra["per_sample_step_s"]`: the per-sample recursion's
+    mean time per step over the first `timed_per_sample_steps` steps (only with per_sample False)."""
     spec = FlatSpec.of(model)
     params = list(model.parameters())
     d = spec.dim
@@ -163,7 +167,10 @@ def train_hf(model: nn.Module, X: torch.Tensor, y: torch.Tensor, forget: torch.T
     a = torch.zeros(len(position) if per_sample else 1, d, dtype=params[0].dtype, device=params[0].device)
     is_forget = torch.zeros(len(y), dtype=torch.bool)
     is_forget[forget.cpu()] = True
-    train_s = approx_s = 0.0
+    train_s = approx_s = shadow_s = 0.0
+    shadow = None
+    if not per_sample and timed_per_sample_steps > 0:
+        shadow = torch.zeros(len(position), d, dtype=params[0].dtype, device=params[0].device)
     s = 0
     first = None
     for epoch in range(epochs):
@@ -184,17 +191,22 @@ def train_hf(model: nn.Module, X: torch.Tensor, y: torch.Tensor, forget: torch.T
             step_vec = g_clipped.detach()
             train_s += time.perf_counter() - start
             start = time.perf_counter()
-            mine = idx[is_forget[idx]]
-            for i in mine.tolist():
-                xi, yi = X[i:i + 1], y[i:i + 1]
-                gi = _flat_grad(torch.autograd.grad(F.cross_entropy(model(xi), yi), params)) + l2 * theta.detach()
-                a[position[i] if per_sample else 0] += lr * _clip(gi, clip) / len(idx)
+            mine = idx[is_forget[idx]].tolist()
+            _add_sample_terms(a, [position[i] if per_sample else 0 for i in mine], mine, model, X, y, theta,
+                              lr, len(idx), clip, l2)
             if per_sample:
                 hv = _batched_hvp(g_clipped, params, a)
             else:
-                hv = _flat_grad(torch.autograd.grad(g_clipped @ a[0], params))[None]
+                timed = shadow is not None and s < timed_per_sample_steps  # the graph serves the timed recursion too
+                hv = _flat_grad(torch.autograd.grad(g_clipped @ a[0], params, retain_graph=timed))[None]
             a -= lr * hv
             approx_s += time.perf_counter() - start
+            if shadow is not None and s < timed_per_sample_steps:
+                start = time.perf_counter()
+                _add_sample_terms(shadow, [position[i] for i in mine], mine, model, X, y, theta, lr,
+                                  len(idx), clip, l2)
+                shadow -= lr * _batched_hvp(g_clipped, params, shadow)
+                shadow_s += time.perf_counter() - start
             start = time.perf_counter()
             with torch.no_grad():
                 theta_new = theta.detach() - lr * step_vec
@@ -202,7 +214,21 @@ def train_hf(model: nn.Module, X: torch.Tensor, y: torch.Tensor, forget: torch.T
             set_flat(model, spec, theta_new)
             train_s += time.perf_counter() - start
             s += 1
-    return HFTraining(spec.flatten(model).clone(), a.sum(0), train_s, approx_s, s, first)
+    extra = {}
+    if shadow is not None:
+        extra = {"per_sample_timed_steps": min(s, timed_per_sample_steps),
+                 "per_sample_step_s": shadow_s / max(1, min(s, timed_per_sample_steps))}
+    return HFTraining(spec.flatten(model).clone(), a.sum(0), train_s, approx_s, s, first, extra)
+
+
+def _add_sample_terms(a: torch.Tensor, rows: list[int], samples: list[int], model: nn.Module, X: torch.Tensor,
+                      y: torch.Tensor, theta: torch.Tensor, lr: float, batch: int, clip: float, l2: float) -> None:
+    """a[row] += lr clip(grad l_i(theta) + l2 theta) / batch for each forgotten sample i of the batch (HF's new
+    terms)."""
+    params = list(model.parameters())
+    for row, i in zip(rows, samples):
+        gi = _flat_grad(torch.autograd.grad(F.cross_entropy(model(X[i:i + 1]), y[i:i + 1]), params))
+        a[row] += lr * _clip(gi + l2 * theta.detach(), clip) / batch
 
 
 def _batched_hvp(g: torch.Tensor, params: list[torch.Tensor], vectors: torch.Tensor) -> torch.Tensor:

@@ -329,7 +329,8 @@ def step_baselines(params: dict, dataset: str, seed: int, run: str, out: str, ti
     forget_local = torch.tensor([pos[int(i)] for i in Z.tolist()], dtype=torch.long)
     hf = rb.train_hf(model, X[train], y[train], forget_local, hc["lr0"], hc["decay"], hc["clip"], hc["l2"],
                      per_like(hc["batch_size"], like), per_like(hc["epochs"], like),
-                     derive_seed(params["seed"], SECTION, dataset, seed, "hf"), hc["per_sample"])
+                     derive_seed(params["seed"], SECTION, dataset, seed, "hf"), hc["per_sample"],
+                     0 if hc["per_sample"] else hc["timed_per_sample_steps"])
     cs.set_flat(model, spec, hf.theta)
     first = train[hf.first_batch].to(device)
     rho = rb.hf_rho(model, X[first], y[first], hc["clip"], hc["l2"], hc["rho_iterations"],
@@ -349,6 +350,11 @@ def step_baselines(params: dict, dataset: str, seed: int, run: str, out: str, ti
                     "original": evaluate(hf.theta), "unlearned_noiseless": evaluate(theta_U), "cells": hf_cells}
     times["hf"] = {"learning_s": hf.train_seconds + hf.approximator_seconds, "training_s": hf.train_seconds,
                    "approximator_s": hf.approximator_seconds, "unlearning_s": unlearn_s}
+    if hc["per_sample"]:
+        times["hf"]["per_sample_learning_s"] = times["hf"]["learning_s"]
+    elif hf.extra:  # the paper's variant: training + m products per step, timed over the first steps
+        times["hf"] |= {"per_sample_timed_steps": hf.extra["per_sample_timed_steps"],
+                        "per_sample_learning_s": hf.train_seconds + hf.extra["per_sample_step_s"] * hf.steps}
     log.info("HF: %d steps, rho %.4g, b %.4g, learning %.2f s", hf.steps, rho, b, times["hf"]["learning_s"])
 
     # CNS
