@@ -89,6 +89,8 @@ def tiny_params(params: dict) -> dict:
     pdudt["eval"]["mia_samples"] = 30
     pdudt["mia"].update(shadow_models=2, shadow_epochs=2, repetitions=5, max_samples=20)
     pdudt["timing"]["repeats"] = 2
+    pdudt["settings"] = {"datasets": ["synthetic"],  # one candidate: the settings table and the pretrained start
+                         "candidates": {"pretrained": {"init": {"kind": "public"}, "methods": ["pdudt"]}}}
     sglu = params["sglu"]
     sglu.update(datasets=["synthetic", "mnist"], truncate_to=16, trials=2, partitions=None, quick={}, paper={},
                 burn_in={"32": 10, "full": 60}, lam_per_n=2.5e-4, radius=10.0)  # n = 400: m = 0.1, c = 0.71

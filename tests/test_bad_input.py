@@ -389,3 +389,17 @@ def test_cli_refuses_a_truncated_processed_file_with_exit_2(tmp_path, capsys):
                          "--out", str(tmp_path / "features.safetensors")], capsys)
     assert code == 2 and "processed.safetensors: corrupt or truncated" in _one_line_error(err)
     assert not (tmp_path / "features.safetensors").exists()
+
+
+def test_a_missing_file_error_prints_its_path_not_its_errno(monkeypatch, capsys):
+    """An OSError's args are (errno, text); the one-line error names the file, never just "error: 2"."""
+    from unlearning import __main__ as entry
+    from unlearning.experiments.pdudt import cli
+
+    def missing(params, args):
+        raise FileNotFoundError(2, "No such file or directory", "artifacts/x/models.safetensors")
+
+    monkeypatch.setattr(cli, "run", missing)
+    assert entry.main(["pdudt-report", "--out-dir", "unused"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "error: [Errno 2] No such file or directory: 'artifacts/x/models.safetensors'"

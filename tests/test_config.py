@@ -51,6 +51,13 @@ BAD = [
     ("pdudt.quick.pdudt_es", {"es_rounds": 50}, "pdudt.pdudt_es.es_rounds: 50 exceeds pdudt.train.rounds = 20"),
     ("pdudt.quick.datasets", ["fashion_mnist", "synthetic"], "pdudt.models: no model for dataset 'synthetic'"),
     ("spine.partition.kind", "class_to_target", None),
+    ("pdudt.settings.candidates.iid", {"partition": {"kind": "stripes"}},
+     "pdudt.settings.candidates.iid merged: partition.kind: 'stripes' is not one of"),
+    ("pdudt.settings.candidates.cnn", {"train": {"mixing": "model"}},
+     "pdudt.settings.candidates.cnn.train.mixing: PDUDT trains with gradient mixing"),
+    ("pdudt.settings.candidates.cnn", {"colour": "red"}, "pdudt.settings.candidates.cnn: 'colour' is not one of"),
+    ("pdudt.settings.candidates", {"Bad_name": {}}, "'Bad_name' does not match"),
+    ("pdudt.settings.datasets", ["synthetic"], "pdudt.settings.datasets: experiment 'pdudt-iid_synthetic': 'synthetic' is not in pdudt.datasets"),
 ]
 
 
@@ -92,8 +99,28 @@ def test_per_dataset_experiments(params):
     assert experiments(params, "pdudt")[0] == "pdudt_fashion_mnist"
     cfg = experiment_config(params, "pdudt_cifar10")
     assert cfg["dataset"] == "cifar10" and cfg["model"] == params["pdudt"]["quick"]["models"]["cifar10"]
-    with pytest.raises(KeyError, match="valid: spine, or pdudt_<dataset>"):
+    with pytest.raises(KeyError, match="valid: spine, pdudt_<dataset> or pdudt-<setting>_<dataset>"):
         experiment_config(params, "r2d_mnist")
+
+
+def test_setting_experiments_merge_their_override_last(params):
+    """pdudt-<setting>_<dataset>: the section at its scale, then the candidate's override (issue 15)."""
+    from unlearning.config import setting_experiments
+
+    params["pdudt"]["settings"] = {"datasets": ["fashion_mnist"],
+                                   "candidates": {"iid": {"partition": {"kind": "iid"}}, "cnn": {"models": {
+                                       "fashion_mnist": "cnn"}, "methods": ["retrain", "pdudt"]}}}
+    check_params(params)
+    assert setting_experiments(params, "pdudt") == ["pdudt-iid_fashion_mnist", "pdudt-cnn_fashion_mnist"]
+    default = experiment_config(params, "pdudt_fashion_mnist")
+    iid = experiment_config(params, "pdudt-iid_fashion_mnist")
+    cnn = experiment_config(params, "pdudt-cnn_fashion_mnist")
+    assert default["setting"] == "default" and iid["setting"] == "iid"
+    assert iid["partition"] == {**default["partition"], "kind": "iid"} and iid["model"] == default["model"]
+    assert cnn["model"] == "cnn" and cnn["methods"] == ["retrain", "pdudt"]
+    assert cnn["train"] == default["train"]  # the quick scale's values survive the override
+    with pytest.raises(KeyError, match="'pretrained' is not in pdudt.settings.candidates; valid: iid, cnn"):
+        experiment_config(params, "pdudt-pretrained_fashion_mnist")
 
 
 def test_missing_key_is_named(params):

@@ -372,3 +372,21 @@ def test_class_to_target_partition_gives_the_target_its_whole_class():
         counts = torch.bincount(labels[share], minlength=10)
         assert counts[9] == 0 and counts[:9].max() - counts[:9].min() <= 1
     assert sorted(torch.cat(shares).tolist()) == list(range(6000))
+
+
+def test_public_set_leaves_out_the_target_and_its_class():
+    """Figure 1's pretraining set P (spec 4.2): a fraction of every other client's samples outside the target
+    class, removed from their pools; the target keeps all of its data."""
+    from unlearning.experiment import public_set
+
+    labels = torch.arange(6000) % 10
+    shares = partition(labels, 10, "iid", seed=0)
+    kept, public = public_set(shares, labels, 0.1, seed=0, target=9, target_class=9)
+    assert torch.equal(kept[9], shares[9]) and not torch.isin(public, shares[9]).any()
+    assert not (labels[public] == 9).any()
+    for c in range(9):
+        outside = int((labels[shares[c]] != 9).sum())
+        assert len(shares[c]) - len(kept[c]) == round(0.1 * outside)
+    assert sorted([*torch.cat(kept).tolist(), *public.tolist()]) == list(range(6000))
+    again = public_set(shares, labels, 0.1, seed=0, target=9, target_class=9)[1]
+    assert torch.equal(public, again) and not torch.equal(public, public_set(shares, labels, 0.1, 1, 9, 9)[1])

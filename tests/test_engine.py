@@ -163,3 +163,25 @@ def test_training_is_deterministic_and_gradient_mixing_matches_manual_round(tiny
     assert one.device.type == setup.device.type == theta0.device.type
     expected = theta0 - sched.lr * w.float().to(setup.device) @ torch.stack(grads)
     torch.testing.assert_close(one, expected, atol=1e-6, rtol=1e-5)
+
+
+def test_public_start_is_deterministic_and_moves_theta0(tiny):
+    """init.kind public: theta^0 is the seeded initialisation trained on P, the same in every step that loads the
+    experiment; a split without P is refused with the file named."""
+    import copy
+
+    from unlearning.experiments.spine import steps
+
+    params, features, split = tiny
+    params = copy.deepcopy(params)
+    params["pdudt"]["init"] = {"kind": "public", "public_fraction": 0.25, "epochs": 3}
+    public_split = split.replace("split.safetensors", "split_public.safetensors")
+    steps.step_split(params, "pdudt_synthetic", features, public_split)
+    first, second = (load_setup(params, "pdudt_synthetic", features, public_split) for _ in range(2))
+    assert torch.equal(first.theta0, second.theta0)
+    random = copy.deepcopy(params)
+    random["pdudt"]["init"]["kind"] = "random"
+    assert not torch.equal(first.theta0.cpu(), load_setup(random, "pdudt_synthetic", features,
+                                                           public_split).theta0.cpu())
+    with pytest.raises(ValueError, match="no public.indices"):
+        load_setup(params, "pdudt_synthetic", features, split)

@@ -6,6 +6,7 @@ import copy
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -261,3 +262,32 @@ def test_rmia_on_the_shadows_as_reference_models(tiny):
     assert 0 <= m["auc"] <= 1 and 0 <= m["tpr_at_0.01_fpr"] <= 1 and m["references"] == 2
     with pytest.raises(KeyError, match="re-run its pdudt_attack rule"):
         rmia_references(setup, {k: v for k, v in shadow.items() if k != "shadow_theta"}, shadow_idx, eval_idx)
+
+
+def test_settings_table_says_where_origin_carries_the_target(params):
+    """Issue 15: per candidate setting, Origin's measures and whether it carries the target (precision or AUC of
+    the paper's attack >= 60, or the owned class's accuracy >= 0.5); the verdict names the candidates that do."""
+    def result(experiment, method, precision, auc, class9):
+        r = _result(method, precision, class9=class9)
+        r["experiment"] = experiment
+        for v in r["checkpoints"]["A"]:
+            v.update(forget_accuracy=class9)
+            v["mia_shadow"]["auc_mean"] = auc
+        return r
+
+    results = [result("pdudt_fashion_mnist", "original", 50.0, 51.0, 0.0),
+               result("pdudt_fashion_mnist", "retrain", 50.0, 50.0, 0.0),
+               result("pdudt-iid_fashion_mnist", "original", 55.0, 61.0, 0.0),
+               result("pdudt-cnn_fashion_mnist", "original", 50.0, 50.0, 0.7)]
+    table = report.settings_table(params, results)
+    origin = table[(table.method == "original") & (table.checkpoint == "A")].set_index("setting")
+    assert origin.loc["default", "origin_carries"].startswith("not carried")
+    assert origin.loc["iid", "origin_carries"].startswith("carried") and origin.loc["iid", "partition"] == "iid"
+    assert pd.isna(origin.loc["iid", "target_class_accuracy"])  # the class is not the target's in IID
+    assert origin.loc["cnn", "origin_carries"] == "carried: Origin's precision 50.0, AUC 50.0, target class 0.700"
+    assert "carries the target in: cnn, iid" in report.settings_verdict(table)
+    assert "In none" in report.settings_verdict(table[table.setting == "default"])
+    norms = report.gradient_norms_table([{"experiment": "pdudt-iid_fashion_mnist", "gradient_norms": {
+        "target": [1.0, 0.5, 0.1, 0.1], "others_mean": [1.0, 1.0, 1.0, 0.5]}}])
+    assert norms.iloc[0].setting == "iid" and norms.iloc[0].last_round == pytest.approx(0.2)
+    assert norms.iloc[0].second_half_mean == pytest.approx(0.15)

@@ -3,11 +3,14 @@
 # cdfl_cell, cdfl_calibration and cdfl_figure1 run (same commands, same files), started directly so that a run cut
 # off on one machine resumes on another from the result files carried back (a job whose result exists is skipped),
 # then cdfl-timing (CIFAR-10's ResNet-18 on synthetic inputs) alone on the GPU. The convex stand-in (CPU, float64)
-# and the report run where the results land. Usage, in the repository root, with params.yaml at `scale: paper`:
-#   bash scripts/gpu/cdfl_paper.sh [parallel jobs, default 5]
+# and the report run where the results land. Usage, in the repository root, with a params file at `scale: paper`
+# (the device tool re-sends the working tree, so keep the paper-scale file outside params.yaml, e.g. in .gpu/):
+#   bash scripts/gpu/cdfl_paper.sh [params file, default params.yaml] [parallel jobs, default 5]
 set -u
-jobs=${1:-5}
-py="python3 -m unlearning --params params.yaml --threads 2"
+params=${1:-params.yaml}
+jobs=${2:-5}
+[ -s "$params" ] || { echo "cdfl_paper.sh: params file $params not found; valid: a params.yaml at scale paper" >&2; exit 2; }
+py="python3 -m unlearning --params $params --threads 2"
 features=data/features/fashion_mnist.safetensors
 res=results/cdfl/fashion_mnist tim=timings/cdfl/fashion_mnist logs=logs/cdfl/fashion_mnist
 mkdir -p "$res" "$tim" "$logs" results/cdfl/cifar10

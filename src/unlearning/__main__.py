@@ -61,7 +61,9 @@ def main(argv: list[str] | None = None) -> int:
             torch.set_num_threads(threads)
         args.run(params, args)
     except KNOWN_ERRORS as err:
-        print(f"error: {err.args[0] if err.args else err}", file=sys.stderr)
+        # one line: an OSError's args are (errno, text), so it prints as itself ("[Errno 2] ...: 'path'")
+        message = err if isinstance(err, OSError) or not err.args else err.args[0]
+        print(f"error: {message}", file=sys.stderr)
         return 2
     return 0
 

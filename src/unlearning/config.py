@@ -169,18 +169,34 @@ def experiments(params: dict, section: str) -> list[str]:
     return [section]
 
 
+def setting_experiments(params: dict, section: str) -> list[str]:
+    """The candidate settings' experiments, `<section>-<setting>_<dataset>`: each a named override of the
+    section (`settings.candidates`) on each of `settings.datasets`, run through the same rules."""
+    settings = section_config(params, section).get("settings") or {}
+    return [f"{section}-{s}_{d}" for s in settings.get("candidates", {}) for d in settings.get("datasets", [])]
+
+
 def experiment_config(params: dict, name: str) -> dict:
-    """The merged config of experiment `name` (a section, or `<section>_<dataset>` with dataset and model set)."""
+    """The merged config of experiment `name`: a section, `<section>_<dataset>` (dataset and model set), or
+    `<section>-<setting>_<dataset>` with the candidate setting's override merged in last."""
     if name in SECTIONS:
         return section_config(params, name)
-    section, _, dataset = name.partition("_")
+    head, _, dataset = name.partition("_")
+    section, _, setting = head.partition("-")
     if section not in PER_DATASET:
-        raise KeyError(f"experiment {name!r}: unknown; valid: spine, or pdudt_<dataset>")
+        raise KeyError(f"experiment {name!r}: unknown; valid: spine, pdudt_<dataset> or pdudt-<setting>_<dataset>")
     cfg = section_config(params, section)
+    if setting:
+        candidates = (cfg.get("settings") or {}).get("candidates", {})
+        if setting not in candidates:
+            raise KeyError(f"experiment {name!r}: {setting!r} is not in {section}.settings.candidates; "
+                           f"valid: {', '.join(candidates) or 'none defined'}")
+        cfg = deep_merge(cfg, candidates[setting])
     if dataset not in cfg["datasets"]:
         raise KeyError(f"experiment {name!r}: {dataset!r} is not in {section}.datasets; "
                        f"valid: {', '.join(f'{section}_{d}' for d in cfg['datasets'])}")
     cfg["dataset"], cfg["model"] = dataset, cfg["models"].get(dataset)
+    cfg["setting"] = setting or "default"
     return cfg
 
 
@@ -477,6 +493,16 @@ def check_params(params: dict, source: str = "params.yaml") -> dict:
             _check_pdudt(cfg, section, source)
         for name in experiments(params, section):
             _check_spine(experiment_config(params, name), section, source)
+        for name in setting_experiments(params, section):  # each candidate merged, checked like the section
+            key = f"{section}.settings.candidates.{name.partition('-')[2].partition('_')[0]}"
+            try:
+                merged = experiment_config(params, name)
+            except KeyError as err:
+                raise ParamsError(f"{source}: {section}.settings.datasets: {err.args[0]}") from None
+            _validate_schema({k: v for k, v in merged.items() if k not in ("dataset", "model", "setting")},
+                             section_schema, f"{source}: {key} merged: ")
+            _check_pdudt(merged, key, source)
+            _check_spine(merged, key, source)
     for section, required, check in (("sglu", SGLU_REQUIRED, _check_sglu), ("cdfl", CDFL_REQUIRED, _check_cdfl),
                                      ("r2d", R2D_REQUIRED, _check_r2d), ("rrdu", RRDU_REQUIRED, _check_rrdu)):
         cfg = section_config(params, section)

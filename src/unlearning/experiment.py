@@ -14,6 +14,8 @@ from .data.partition import partition
 from .files import load_metadata, load_tensors
 from .models import build_model
 from .seeding import derive_seed
+from .train.checkpointed_sgd import Schedule as EpochSchedule
+from .train.checkpointed_sgd import run_epochs
 from .train.dsgd import ClientData, Schedule, resolve_strategy
 from .train.flat import FlatSpec
 
@@ -76,11 +78,45 @@ def make_split(params: dict, name: str, labels: torch.Tensor) -> dict[str, torch
     seed = derive_seed(params["seed"], name)
     indices = partition(labels, cfg["clients"], part["kind"], seed, part["alpha"], part["train_per_client"],
                         forget["client"], forget["class"])
-    masks = forget_masks(forget["kind"], indices, labels, seed, forget["client"], forget["fraction"], forget["class"])
     out = {}
+    if init_kind(cfg) == "public":
+        indices, out["public.indices"] = public_set(indices, labels, cfg["init"]["public_fraction"], seed,
+                                                    forget["client"], forget["class"])
+    masks = forget_masks(forget["kind"], indices, labels, seed, forget["client"], forget["fraction"], forget["class"])
     for c, (idx, mask) in enumerate(zip(indices, masks)):
         out[f"client{c}.indices"], out[f"client{c}.forget"] = idx, mask
     return out
+
+
+def init_kind(cfg: dict) -> str:
+    """theta^0: `random` (the seeded initialisation) or `public` (that, trained centrally on a public set first)."""
+    return (cfg.get("init") or {}).get("kind", "random")
+
+
+def public_set(indices: list[torch.Tensor], labels: torch.Tensor, fraction: float, seed: int, target: int,
+               target_class: int) -> tuple[list[torch.Tensor], torch.Tensor]:
+    """A public set P for pretraining, removed from the clients' pools: `fraction` of every client's samples but
+    the target's, drawn outside `target_class`, so that neither the target's data nor its class reaches theta^0
+    (Qiao et al. 2025, Fig. 1's pretrained start; specs/pdudt.md 4.2: 10 % of classes 0-8)."""
+    kept, public = [], []
+    for c, idx in enumerate(indices):
+        if c == target:
+            kept.append(idx)
+            continue
+        candidates = idx[labels[idx] != target_class]
+        order = torch.randperm(len(candidates), generator=torch.Generator().manual_seed(derive_seed(seed, "public", c)))
+        chosen = candidates[order[: round(fraction * len(candidates))]]
+        public.append(chosen)
+        kept.append(idx[~torch.isin(idx, chosen)])
+    return kept, torch.sort(torch.cat(public)).values
+
+
+def pretrain_public(model: nn.Module, x: torch.Tensor, y: torch.Tensor, public: torch.Tensor, cfg: dict,
+                    seed: int) -> None:
+    """theta^0 from `init.epochs` epochs of central shuffled SGD on P with the training recipe's lr and batch
+    (specs/pdudt.md 4.2: 5 epochs for the CNN), in place; deterministic, so every step gets the same theta^0."""
+    sched = EpochSchedule(cfg["train"]["lr"], 1.0, cfg["train"]["batch_size"], seed)
+    run_epochs(model, x[public], y[public], sched, 0, cfg["init"]["epochs"])
 
 
 def load_setup(params: dict, name: str, features_path: str, split_path: str) -> Setup:
@@ -100,6 +136,12 @@ def load_setup(params: dict, name: str, features_path: str, split_path: str) -> 
         torch.manual_seed(derive_seed(params["seed"], name, "init"))
         model = build_model(cfg["model"], shape, classes, cfg["mlp_hidden"])
     model = model.to(device)
+    if init_kind(cfg) == "public":
+        if "public.indices" not in split:
+            raise ValueError(f"{split_path}: no public.indices; init.kind public needs a split made with it: "
+                             "delete the file and re-run the split step")
+        pretrain_public(model, feats["x_train"].to(device), feats["y_train"].to(device),
+                        split["public.indices"].to(device), cfg, derive_seed(params["seed"], name, "public"))
     spec = FlatSpec.of(model)
     data = ClientData(feats["x_train"].to(device), feats["y_train"].to(device), indices,
                       [torch.ones(len(i), dtype=torch.bool) for i in indices])

@@ -5,7 +5,8 @@ import sys
 
 from snakemake.utils import validate
 
-from unlearning.config import ParamsError, check_params, experiment_config, experiments, load_params, section_config
+from unlearning.config import (ParamsError, check_params, experiment_config, experiments, load_params, section_config,
+                               setting_experiments)
 from unlearning.data.datasets import missing_reason
 from unlearning.data.r2d_real import missing_reason as r2d_missing_reason
 from unlearning.experiments.sglu.steps import missing_reason as sglu_missing_reason
@@ -183,7 +184,24 @@ def pdudt_timing_tables():
 
 
 def pdudt_gap_files():
-    return [f"results/{e}/gaps.json" for e in PDUDT_EXPS]
+    """The default experiments' and the candidates' that retrain (the gaps step compares with retraining)."""
+    candidates = [e for e in PDUDT_SETTING_EXPS if "retrain" in experiment_config(config, e)["methods"]]
+    return [f"results/{e}/gaps.json" for e in [*PDUDT_EXPS, *candidates]]
+
+
+# issue 15's candidate settings (pdudt.settings): Origin, Retrain, PDUDT and PDUDT (ES) of each, beside the default's
+PDUDT_SETTING_EXPS = [e for e in setting_experiments(config, "pdudt")
+                      if experiment_config(config, e)["dataset"] not in PDUDT_MISSING]
+PDUDT_SETTING_METHODS = ("original", "retrain", "pdudt", "pdudt_es")
+
+
+def pdudt_setting_results():
+    """The results the settings table reads: the default experiments' and every candidate's."""
+    out = []
+    for e in [*PDUDT_EXPS, *PDUDT_SETTING_EXPS]:
+        methods = experiment_config(config, e)["methods"]
+        out += [f"results/{e}/{m}.json" for m in PDUDT_SETTING_METHODS if m == "original" or m in methods]
+    return out
 
 
 def pdudt_missing_args():

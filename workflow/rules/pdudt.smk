@@ -136,7 +136,7 @@ rule pdudt_evaluate:
     output:
         "results/{exp}/{method}.json",
     wildcard_constraints:
-        exp="pdudt_[a-z0-9_]+",
+        exp="pdudt(-[a-z0-9]+)?_[a-z0-9_]+",
         method="|".join(("original", "retrain", *PDUDT_UNLEARNED)),
     params:
         optional=pdudt_evaluate_options,
@@ -185,10 +185,12 @@ rule pdudt_report:
         curves=pdudt_curves(),
         timings=pdudt_timing_tables(),
         gaps=pdudt_gap_files(),
+        settings=pdudt_setting_results(),
     output:
         md="reports/pdudt/index.md",
         html=report("reports/pdudt/index.html", caption="../report/pdudt_index.rst", category="Reports"),
-        tables=[f"reports/pdudt/{t}.csv" for t in ("table2", "table3", "figure1", "figure2", "subsequent", "gaps")],
+        tables=[f"reports/pdudt/{t}.csv" for t in ("table2", "table3", "figure1", "figure2", "subsequent", "gaps",
+                                                   "settings", "gradient_norms")],
         figure1=report("reports/pdudt/figure1.png", caption="../report/pdudt_figure1.rst", category="PDUDT"),
         figure2=report("reports/pdudt/figure2.png", caption="../report/pdudt_figure2.rst", category="PDUDT"),
         curves=report("reports/pdudt/subsequent.png", caption="../report/pdudt_subsequent.rst", category="PDUDT"),
@@ -201,5 +203,5 @@ rule pdudt_report:
     shell:
         "{PY} pdudt-report --results {input.results} --curves {input.curves} "
         "--timings {input.timings} "
-        "--gaps {input.gaps} "
+        "--gaps {input.gaps} --settings {input.settings} "
         "{params.missing} --out-dir reports/pdudt > {log} 2>&1"

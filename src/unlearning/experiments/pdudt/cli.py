@@ -46,6 +46,7 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
     s.add_argument("--timings", nargs="*", default=[])
     s.add_argument("--gaps", nargs="*", default=[], help="pdudt-gaps outputs (the noise-free gaps to retraining)")
     s.add_argument("--missing", nargs="*", default=[], help="dataset=reason for each dataset not run")
+    s.add_argument("--settings", nargs="*", default=[], help="results of the default and candidate settings")
     s.add_argument("--out-dir", required=True)
 
 
@@ -75,7 +76,7 @@ def run(params: dict, a) -> None:
         from . import report
 
         missing = missing_reasons(a.missing)
-        report.write_report(params, a.results, a.curves, a.timings, missing, a.out_dir, a.gaps)
+        report.write_report(params, a.results, a.curves, a.timings, missing, a.out_dir, a.gaps, a.settings)
     elif a.step == "pdudt-server":
         sp.step_server(params, a.exp, a.kind, a.features, a.split, a.out_dir, a.timing)
     elif a.step == "pdudt-variants":

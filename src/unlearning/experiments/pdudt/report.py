@@ -35,7 +35,7 @@ from ...report.index import Summary
 from ...report.page import Page, select
 from ...resolved import check_inputs
 
-TABLES = ("table2", "table3", "figure1", "figure2", "subsequent", "gaps")
+TABLES = ("table2", "table3", "figure1", "figure2", "subsequent", "gaps", "settings", "gradient_norms")
 LABELS = {"original": "Origin", "original_all": "Origin (all n clients)", "retrain": "Retrain",
           "perturbed_retrain": "Perturbed retrain", "fats": "FATS-Unl", "fedrecovery": "FedRecovery",
           "hdus": "HDUS-approx", "pdudt": "PDUDT", "pdudt_es": "PDUDT (ES)", "noise_only": "Noise only (no correction)"}
@@ -45,6 +45,11 @@ TABLE3_TOLERANCE = {"original": 5.0, "original_all": 5.0}
 # HDUS takes a few times PDUDT (paper: 1.5 %, below 5 % here)
 TABLE2_RATIO = {"pdudt": (0.0, 1.0), "pdudt_es": (0.0, 1.0), "fedrecovery": (0.0, 1.0), "fats": (40.0, 55.0),
                 "hdus": (0.0, 5.0)}
+# Origin carries the target (issue 15) when the paper's attack reaches this precision or AUC (%) on it, or, where
+# the target owns its class, the averaged model classifies that class this well
+CARRIED_PRECISION, CARRIED_AUC, CARRIED_CLASS_ACCURACY = 60.0, 60.0, 0.5
+FIGURE1_STARTS = {"default": "random", "pretrained": "pretrained"}  # experiments' settings -> Figure 1's start
+SETTING_METHODS = ("original", "original_all", "retrain", "pdudt", "pdudt_es")
 CLASS9_VACUOUS = 0.1   # Origin's class-9 accuracy below this: there is nothing to collapse
 DEFAULT_TOLERANCE = 3.0
 FIGURE1_GAP = 2.0      # points of mean client accuracy between PDUDT and perturbed retraining at B
@@ -55,8 +60,8 @@ CHOICES = [
     "- Local work: one epoch of plain SGD per round, exchanged as the pseudo-gradient (theta - phi) / lr.",
     "- Graphs: Erdos-Renyi every round, resampled until connected with and without the target; MH weights; "
     "W-hat = MH on the same graph minus the target.",
-    "- Partition: the target holds all of its class, the others share the rest IID. Random initialisation "
-    "for every table and figure (the pretrained start of Figure 1 is not built).",
+    "- Partition: the target holds all of its class, the others share the rest IID. Random initialisation for "
+    "Figure 2 and Tables 2-3; Figure 1 from the pretrained start where the candidate `pretrained` ran.",
     "- Noise: sigma is the algorithm's sigma, per-client std sqrt(n-1) sigma; the default sigma serves Figure 2 and "
     "Tables 2-3. PDUDT, PDUDT(ES), the noise-only ablation and perturbed retraining draw the same z_i.",
     "- Attack: shadow models of the target's architecture trained on halves of the attacker's test half, "
@@ -185,22 +190,28 @@ def _rmia_cells(m: dict | None) -> dict:
 
 
 def figure1_table(results: list[dict]) -> pd.DataFrame:
+    """Accuracy against sigma, per start: `random` (the default experiments) and `pretrained` (the candidate
+    setting of that name, spec 4.2's start for Figure 1, where it ran)."""
     rows = []
     for r in results:
+        setting, dataset = _setting(r["experiment"])
+        if setting not in FIGURE1_STARTS:
+            continue
         for checkpoint, variants in r["checkpoints"].items():
             for v in variants:
                 if v["sigma"] is None:
                     continue
-                rows.append({"dataset": _dataset(r["experiment"]), "method": r["method"], "checkpoint": checkpoint,
-                             "sigma": v["sigma"], "client_mean_accuracy": v["client_mean_test_accuracy"],
+                rows.append({"dataset": dataset, "start": FIGURE1_STARTS[setting], "method": r["method"],
+                             "checkpoint": checkpoint, "sigma": v["sigma"],
+                             "client_mean_accuracy": v["client_mean_test_accuracy"],
                              "averaged_model_accuracy": v["averaged_model_test_accuracy"]})
     df = pd.DataFrame(rows)
     if df.empty:
         return df
-    ref = df[df.method == "perturbed_retrain"].set_index(["dataset", "checkpoint", "sigma"])
+    ref = df[df.method == "perturbed_retrain"].set_index(["dataset", "start", "checkpoint", "sigma"])
     gaps, status = [], []
     for _, row in df.iterrows():
-        key = (row.dataset, row.checkpoint, row.sigma)
+        key = (row.dataset, row.start, row.checkpoint, row.sigma)
         if row.method == "perturbed_retrain" or key not in ref.index:
             gaps.append(None)
             status.append("reference" if row.method == "perturbed_retrain" else "")
@@ -265,11 +276,30 @@ def gaps_table(gaps: list[dict]) -> pd.DataFrame:
     """Spec 7-N: the noise-free gap to retraining with and without the correction, and the epsilon it implies."""
     rows = []
     for g in gaps:
+        if _setting(g["experiment"])[0] != "default":
+            continue
         for method, m in g["methods"].items():
             for sigma, eps in m["implied_epsilon"].items():
                 rows.append({"dataset": _dataset(g["experiment"]), "method": method,
                              "averaged_model_gap": m["averaged_model_gap"], "client_gap_mean": m["client_gap_mean"],
                              "sigma": float(sigma), "implied_epsilon": eps})
+    return pd.DataFrame(rows)
+
+
+def gradient_norms_table(gaps: list[dict]) -> pd.DataFrame:
+    """Issue 15's measurement of why the target's class starves: the norm of the target's pseudo-gradient over the
+    mean of the others', at the first round, a tenth of the way, the last round, and over the second half."""
+    rows = []
+    for g in gaps:
+        norms = g.get("gradient_norms")
+        if not norms:
+            continue
+        setting, dataset = _setting(g["experiment"])
+        ratio = [t / o if o > 0 else float("nan") for t, o in zip(norms["target"], norms["others_mean"])]
+        rounds = len(ratio)
+        rows.append({"setting": setting, "dataset": dataset, "rounds": rounds, "round_1": ratio[0],
+                     "round_tenth": ratio[max(0, rounds // 10 - 1)], "last_round": ratio[-1],
+                     "second_half_mean": sum(ratio[rounds // 2:]) / len(ratio[rounds // 2:])})
     return pd.DataFrame(rows)
 
 
@@ -288,11 +318,14 @@ def _plots(fig1: pd.DataFrame, fig2: pd.DataFrame, curves: pd.DataFrame, out: Pa
 
 
 def _figure1(sns, df, axes, dataset):
-    df = df[df.method.isin(["perturbed_retrain", "pdudt", "pdudt_es", "noise_only", "fedrecovery"])]
+    """The paper's Figure 1 starts from pretrained models: drawn from that start where it ran."""
+    start = "pretrained" if (df.start == "pretrained").any() else "random"
+    df = df[df.method.isin(["perturbed_retrain", "pdudt", "pdudt_es", "noise_only", "fedrecovery"])
+            & (df.start == start)]
     for ax, checkpoint in zip(axes, ("A", "B")):
         part = df[df.checkpoint == checkpoint].assign(label=lambda x: x.method.map(LABELS))
         sns.lineplot(part, x="sigma", y="client_mean_accuracy", hue="label", marker="o", ax=ax)
-        ax.set_title(f"{dataset}: accuracy vs sigma at {checkpoint}")
+        ax.set_title(f"{dataset}: accuracy vs sigma at {checkpoint} ({start} start)")
         ax.set_ylabel("mean client test accuracy")
 
 
@@ -323,6 +356,73 @@ def _precision_cells(t3: pd.DataFrame) -> pd.DataFrame:
     return shown
 
 
+def _setting(experiment: str) -> tuple[str, str]:
+    """(setting, dataset) of `pdudt_<dataset>` (the default) or `pdudt-<setting>_<dataset>`."""
+    head, _, dataset = experiment.partition("_")
+    return head.partition("-")[2] or "default", dataset
+
+
+def settings_table(params: dict, results: list[dict]) -> pd.DataFrame:
+    """Issue 15's candidate settings side by side: per setting, dataset, checkpoint and method (Origin, Retrain,
+    PDUDT, PDUDT (ES) at the default sigma), what the paper's attack, RMIA and the target's class accuracy see,
+    and whether Origin carries the target at all (CARRIED_*)."""
+    from ...config import experiment_config
+
+    rows = []
+    for r in results:
+        if r["method"] not in SETTING_METHODS:
+            continue
+        setting, dataset = _setting(r["experiment"])
+        cfg = experiment_config(params, r["experiment"])
+        exclusive = cfg["partition"]["kind"] == "class_to_target"
+        target_class = str(cfg["forget"]["class"])
+        for checkpoint in ("A", "B"):
+            v = _variant(r, checkpoint, cfg["default_sigma"])
+            if v is None:
+                continue
+            mia = v["mia_shadow"]
+            rows.append({"setting": setting, "dataset": dataset, "model": cfg["model"],
+                         "partition": cfg["partition"]["kind"], "method": r["method"], "checkpoint": checkpoint,
+                         "test_accuracy": v["averaged_model_test_accuracy"],
+                         "target_data_accuracy": v["forget_accuracy"],
+                         "target_class_accuracy": v["per_class_accuracy_averaged_model"][target_class]
+                         if exclusive else None,
+                         "precision_mean": mia["precision_mean"], "auc_mean": mia.get("auc_mean"),
+                         "client_mean_precision": v["mia_shadow_client_mean"]["precision_mean"],
+                         **{k: x for k, x in _rmia_cells(v.get("mia_rmia")).items()
+                            if k in ("rmia_auc", "rmia_tpr_at_1pct_fpr")}})
+    df = pd.DataFrame(rows)
+    if df.empty:
+        return df
+    carried = {}
+    for (setting, dataset, checkpoint), g in df[df.method == "original"].groupby(["setting", "dataset", "checkpoint"]):
+        o = g.iloc[0]
+        seen = [f"precision {o.precision_mean:.1f}" if o.precision_mean is not None else "precision undefined",
+                f"AUC {o.auc_mean:.1f}"]
+        hit = ((o.precision_mean or 0) >= CARRIED_PRECISION or (o.auc_mean or 0) >= CARRIED_AUC)
+        if pd.notna(o.target_class_accuracy):
+            seen.append(f"target class {o.target_class_accuracy:.3f}")
+            hit = hit or o.target_class_accuracy >= CARRIED_CLASS_ACCURACY
+        carried[(setting, dataset, checkpoint)] = f"{'carried' if hit else 'not carried'}: Origin's " + ", ".join(seen)
+    df["origin_carries"] = [carried.get((a, b, c)) for a, b, c in zip(df.setting, df.dataset, df.checkpoint)]
+    return df
+
+
+def settings_verdict(st: pd.DataFrame) -> str:
+    """Which candidates make Origin carry the target (at checkpoint A), and what that means for the default."""
+    if st.empty:
+        return "No settings ran."
+    origin = st[(st.method == "original") & (st.checkpoint == "A")]
+    carried = sorted(set(origin[origin.origin_carries.str.startswith("carried")].setting))
+    tried = ", ".join(sorted(set(origin.setting)))
+    if not carried:
+        return (f"Tried: {tried}. In none does Origin carry the target by these measures, so none can show "
+                "unlearning: Table 3's verdicts above compare attacks that see nothing on Origin either. The default "
+                "stays the paper's Figure 2 partition (the target owns class 9; spec 7-G) with a random start.")
+    return (f"Tried: {tried}. Origin carries the target in: {', '.join(carried)}; the rows of Retrain, PDUDT and "
+            "PDUDT (ES) there are the test of the paper's claim.")
+
+
 def _shown(df: pd.DataFrame, columns: list[str], missing: dict[str, str] | None = None) -> pd.DataFrame:
     """A table of the datasets that ran; the missing ones are listed once, below, with their reason."""
     if missing and not df.empty:
@@ -331,23 +431,25 @@ def _shown(df: pd.DataFrame, columns: list[str], missing: dict[str, str] | None 
 
 
 def write_report(params: dict, results: list[str], curves: list[str], timings: list[str], missing: dict[str, str],
-                 out_dir: str, gaps: list[str] = ()) -> None:
+                 out_dir: str, gaps: list[str] = (), settings: list[str] = ()) -> None:
     from ...config import section_config
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     cfg = section_config(params, "pdudt")
-    header = check_inputs(params, [*results, *timings, *gaps])  # before any file is written
+    header = check_inputs(params, [*results, *timings, *gaps, *settings])  # before any file is written
     loaded = _load(results)
     default_sigma = {d: cfg["default_sigma"] for d in cfg["datasets"]}
     t2 = table2(_load(timings), missing)
     t3 = table3(loaded, missing, default_sigma)
-    f1 = figure1_table(loaded)
+    f1 = figure1_table([*loaded, *(r for r in _load(list(settings)) if _setting(r["experiment"])[0] != "default")])
     f2 = figure2_table(loaded, default_sigma)
     sub = subsequent_table(curves, default_sigma)
     gap = gaps_table(_load(list(gaps)))
+    st = settings_table(params, _load(list(settings)))
+    norms = gradient_norms_table(_load(list(gaps)))
     for name, df in (("table2", t2), ("table3", t3), ("figure1", f1), ("figure2", f2), ("subsequent", sub),
-                     ("gaps", gap)):
+                     ("gaps", gap), ("settings", st), ("gradient_norms", norms)):
         with atomic_path(out / f"{name}.csv") as tmp:
             df.to_csv(tmp, index=False, float_format="%.6g")
     _plots(f1, f2, sub, out)
@@ -381,8 +483,12 @@ def write_report(params: dict, results: list[str], curves: list[str], timings: l
         "is shown only where there are at least 1,000 non-members.").table(_shown(
         t3, ["dataset", "method", "checkpoint", "rmia_auc", "rmia_tpr_at_1pct_fpr", "rmia_tpr_at_0.1pct_fpr",
              "rmia_members", "rmia_nonmembers"], missing))
-    page.heading("Figure 1: accuracy against sigma").figure("figure1.png", "figure 1").table(_shown(
-        f1, ["dataset", "method", "checkpoint", "sigma", "client_mean_accuracy", "averaged_model_accuracy",
+    page.heading("Figure 1: accuracy against sigma").text(
+        "The paper starts Figure 1 from pretrained models (spec 4.2): theta^0 trained centrally for "
+        f"{cfg['init']['epochs']} epochs on P, {cfg['init']['public_fraction']:g} of every other client's samples "
+        f"outside class {cfg['forget']['class']}, removed from their pools (candidate `pretrained`). The figure "
+        "shows that start where it ran; the table has both starts.").figure("figure1.png", "figure 1").table(_shown(
+        f1, ["dataset", "start", "method", "checkpoint", "sigma", "client_mean_accuracy", "averaged_model_accuracy",
              "gap_to_perturbed_retrain_pts", "status"]))
     page.heading("Figure 2: per-class accuracy at the default sigma").figure("figure2.png", "figure 2").table(_shown(
         f2[f2["class"] == cfg["forget"]["class"]] if not f2.empty else f2,
@@ -395,6 +501,24 @@ def write_report(params: dict, results: list[str], curves: list[str], timings: l
         f"(Def. 4.3, beta = {params['privacy']['delta']}; a diagnostic, not a certificate).")
     page.table(_shown(gap[gap.sigma == cfg["default_sigma"]] if not gap.empty else gap,
                       ["dataset", "method", "averaged_model_gap", "client_gap_mean", "sigma", "implied_epsilon"]))
+    page.heading("Does Origin carry the target? Candidate settings (settings.csv)").text(
+        "Each candidate (pdudt.settings) is the default with one override, run through the same rules. Origin "
+        f"carries the target when the paper's attack reaches precision {CARRIED_PRECISION:g} or AUC "
+        f"{CARRIED_AUC:g} on it, or, where the target owns its class, the averaged model classifies that class with "
+        f"accuracy {CARRIED_CLASS_ACCURACY:g} or more. Columns: the averaged model's test accuracy and its accuracy on "
+        "the target's training data and class; the shadow attack's precision and AUC (%); RMIA's AUC and TPR at "
+        "1 % FPR (%).").table(select(st, [
+            "setting", "model", "partition", "method", "checkpoint", "test_accuracy", "target_data_accuracy",
+            "target_class_accuracy", "precision_mean", "auc_mean", "rmia_auc", "rmia_tpr_at_1pct_fpr",
+            "origin_carries"]))
+    page.text(settings_verdict(st))
+    page.text(
+        "Why the target's class starves where the target owns it: gradient mixing sends each neighbour client j's "
+        "pseudo-gradient g_j taken at j's own model (Eq. 2), and the models never re-average. The target's model sees "
+        "one class only and fits it within a few rounds, so its g_j (the only push towards that class) shrinks, while "
+        "the other clients' g_j, from data without that class, keep pushing its logit down. Measured from the training "
+        "history: the norm of the target's pseudo-gradient over the mean of the others' (gradient_norms.csv).").table(
+        select(norms, ["setting", "dataset", "rounds", "round_1", "round_tenth", "last_round", "second_half_mean"]))
     page.heading("Choices where the paper is silent").bullets(CHOICES)
     if missing:
         page.heading("Missing datasets (every cell of theirs shows as missing in the CSV files)")

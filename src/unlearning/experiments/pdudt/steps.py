@@ -162,7 +162,23 @@ def step_gaps(params: dict, name: str, features: str, split: str, pretrain_dir: 
                         "implied_epsilon": {str(sigma): epsilon(gap, sigma, beta) for sigma in cfg["sigmas"]}}
         log.info("%s: ||avg corrected - avg retrained|| = %.5f", method, gap)
     write_json(out, {"experiment": name, "beta": beta, "checkpoint": "A, before noise", "methods": rows,
+                     "gradient_norms": gradient_norms(History(Path(pretrain_dir) / "history"),
+                                                      cfg["forget"]["client"]),
                      "config": config_record(params)})
+
+
+def gradient_norms(history: History, target: int) -> dict:
+    """Per training round, the l2 norm of the target's pseudo-gradient and the mean norm of the others' (issue 15:
+    with gradient mixing each g_j is taken at client j's own model; where the target owns a class, its model fits
+    that class alone and its g shrinks, while the others' g keep pushing that class's logit down)."""
+    clients = history.meta["clients"]
+    row = clients.index(target)
+    target_norm, others_norm = [], []
+    for k in range(len(history)):
+        norms = history.grads(k).norm(dim=1)
+        target_norm.append(float(norms[row]))
+        others_norm.append(float(torch.cat([norms[:row], norms[row + 1:]]).mean()))
+    return {"target": target_norm, "others_mean": others_norm}
 
 
 def continue_training(setup: Setup, theta: torch.Tensor, clients: list[int], start: int, rounds: int, lr: float,
