@@ -57,7 +57,8 @@ BAD = [
      "pdudt.settings.candidates.cnn.train.mixing: PDUDT trains with gradient mixing"),
     ("pdudt.settings.candidates.cnn", {"colour": "red"}, "pdudt.settings.candidates.cnn: 'colour' is not one of"),
     ("pdudt.settings.candidates", {"Bad_name": {}}, "'Bad_name' does not match"),
-    ("pdudt.settings.datasets", ["synthetic"], "pdudt.settings.datasets: experiment 'pdudt-iid_synthetic': 'synthetic' is not in pdudt.datasets"),
+    ("pdudt.settings.datasets", ["synthetic"],
+     "pdudt.settings.datasets: experiment 'pdudt-iid_synthetic': 'synthetic' is not in pdudt.datasets"),
 ]
 
 
