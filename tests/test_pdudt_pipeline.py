@@ -275,6 +275,8 @@ def test_settings_table_says_where_origin_carries_the_target(params):
             v["mia_shadow"]["auc_mean"] = auc
         return r
 
+    params["pdudt"]["settings"] = {"datasets": ["fashion_mnist"], "candidates": {
+        "iid": {"partition": {"kind": "iid"}}, "cnn": {"models": {"fashion_mnist": "cnn"}}}}
     results = [result("pdudt_fashion_mnist", "original", 50.0, 51.0, 0.0),
                result("pdudt_fashion_mnist", "retrain", 50.0, 50.0, 0.0),
                result("pdudt-iid_fashion_mnist", "original", 55.0, 61.0, 0.0),

@@ -397,9 +397,10 @@ def settings_table(params: dict, results: list[dict]) -> pd.DataFrame:
     carried = {}
     for (setting, dataset, checkpoint), g in df[df.method == "original"].groupby(["setting", "dataset", "checkpoint"]):
         o = g.iloc[0]
-        seen = [f"precision {o.precision_mean:.1f}" if o.precision_mean is not None else "precision undefined",
+        seen = [f"precision {o.precision_mean:.1f}" if pd.notna(o.precision_mean) else "precision undefined",
                 f"AUC {o.auc_mean:.1f}"]
-        hit = ((o.precision_mean or 0) >= CARRIED_PRECISION or (o.auc_mean or 0) >= CARRIED_AUC)
+        hit = bool((pd.notna(o.precision_mean) and o.precision_mean >= CARRIED_PRECISION)
+                   or (pd.notna(o.auc_mean) and o.auc_mean >= CARRIED_AUC))
         if pd.notna(o.target_class_accuracy):
             seen.append(f"target class {o.target_class_accuracy:.3f}")
             hit = hit or o.target_class_accuracy >= CARRIED_CLASS_ACCURACY
