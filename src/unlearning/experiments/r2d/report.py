@@ -61,7 +61,7 @@ CHOICES = [
     "the recollection work. CNS: LiSSA with gamma 200 (eICU) / 2000 (Lacuna), noise by the authors' formula with "
     "lam 2000, M 1, rho 0.1, lam_min 0 and R2D's L and G. Quick: HF 5 / 8 epochs, CNS 10 epochs, LiSSA 1 x 100.",
     "- HF's cost (row hf_per_sample of timing.csv, beside the paper's ratio of Tables 2 and 7): where the m "
-    "products per step do not fit the budget (`hf.per_sample: false`, quick and the recorded CPU run) HF keeps the "
+    "products per step do not fit the budget (`hf.per_sample: false`, as at quick) HF keeps the "
     "sum of the a_i, exact for the unlearned model, and runs the per-sample recursion beside it for the first "
     "`hf.timed_per_sample_steps` steps; the paper's learning time is then the training time plus that mean time per "
     "step times the step count (extrapolated, and labelled so).",
