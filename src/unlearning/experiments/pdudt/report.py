@@ -96,7 +96,7 @@ def _load(paths: list[str]) -> list[dict]:
 
 
 def _dataset(experiment: str) -> str:
-    return experiment.removeprefix("pdudt_")
+    return _setting(experiment)[1]
 
 
 def _variant(result: dict, checkpoint: str, sigma) -> dict | None:
@@ -443,11 +443,12 @@ def write_report(params: dict, results: list[str], curves: list[str], timings: l
     default_sigma = {d: cfg["default_sigma"] for d in cfg["datasets"]}
     t2 = table2(_load(timings), missing)
     t3 = table3(loaded, missing, default_sigma)
-    f1 = figure1_table([*loaded, *(r for r in _load(list(settings)) if _setting(r["experiment"])[0] != "default")])
+    candidates = _load(list(settings))  # the defaults' and the candidates' results, read once
+    f1 = figure1_table([*loaded, *(r for r in candidates if _setting(r["experiment"])[0] != "default")])
     f2 = figure2_table(loaded, default_sigma)
     sub = subsequent_table(curves, default_sigma)
     gap = gaps_table(_load(list(gaps)))
-    st = settings_table(params, _load(list(settings)))
+    st = settings_table(params, candidates)
     norms = gradient_norms_table(_load(list(gaps)))
     for name, df in (("table2", t2), ("table3", t3), ("figure1", f1), ("figure2", f2), ("subsequent", sub),
                      ("gaps", gap), ("settings", st), ("gradient_norms", norms)):
