@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 import yaml
@@ -284,3 +285,30 @@ def test_a_forget_request_naming_absent_users_is_refused():
     d = us.user_dataset(0, "eicu-like", users=50, dim=4)
     with pytest.raises(ValueError, match="not in the training data"):
         us.forget_indices(d, [10_000])
+
+
+def test_a_diverging_lissa_leaves_cns_cells_missing_with_the_reason(tmp_path):
+    """CNS's LiSSA estimate failing (a scale far too small) is CNS's result, not a stopped job: its unlearned cells
+    show as missing with the reason, its learning is kept, and the claim against it is not computed."""
+    from unlearning.experiments.r2d import report
+
+    params = yaml.safe_load((ROOT / "tests" / "config" / "tiny.yaml").read_text())
+    params["r2d"]["datasets"] = ["lacuna_like"]
+    params["r2d"]["stand_ins"] = {"lacuna_like": {"kind": "synthetic", "like": "lacuna", "users": 8, "per_user": 20,
+                                                  "dim": 8, "ood_users": 4, "ood_per_user": 5, "forget_users": 2,
+                                                  "test_frac": 0.2}}
+    params["r2d"]["cns"]["lissa"] |= {"scale": 1e-6, "s2": 50}
+    run, run_t, base, base_t = (str(tmp_path / f) for f in ("run.json", "run_t.json", "base.json", "base_t.json"))
+    steps.step_run(params, "lacuna_like", 0, run, run_t, str(tmp_path / "ckpt"))
+    steps.step_baselines(params, "lacuna_like", 0, run, base, base_t)
+    cns = steps.read_json(base)["cns"]
+    assert "diverged" in cns["missing"] and "original" in cns
+    assert all("unlearned" not in c and c["missing"] == cns["missing"] for c in cns["cells"])
+    assert steps.read_json(base_t)["cns"]["unlearning_s"] is None
+    report.write_report(params, [run], [base], [run_t, base_t], {}, str(tmp_path / "report"))
+    t89 = pd.read_csv(tmp_path / "report" / "tables8_9.csv")
+    row = t89[(t89.dataset == "lacuna_like") & (t89.algorithm == "cns")].iloc[0]
+    assert row.status.startswith("missing: CNS's LiSSA") and pd.isna(row.test_error)
+    claims = pd.read_csv(tmp_path / "report" / "claims.csv")
+    beats = claims[claims.claim.str.contains("beats CNS")].iloc[0]
+    assert beats.status == "not computed" and "diverged" in beats.detail
