@@ -232,3 +232,34 @@ def test_report_writes_the_client_wise_table(cell, tmp_path):
     assert {"DU (newton)", "DU (literal)", "PDUDT (approx.)"} <= set(timing[timing.granularity == "client"].method)
     md = (tmp_path / "index.md").read_text()
     assert report.CLIENT_TITLE in md and "PDUDT (Qiao et al. 2025; a re-implementation, approximate)" in md
+
+
+def test_finetune_keeps_the_rounds_before_a_divergence(tiny, monkeypatch):
+    """A fine-tuning round that diverges is the result: no models, no time, the message, and the curve of the
+    rounds before it (run_rounds hands it over on the exception)."""
+    import torch
+
+    from unlearning.train.dsgd import Diverged, Schedule
+
+    params, features, _ = tiny
+    setup = steps.make_setup(params, "synthetic", "iid", "ring", 0, features)
+    clients = list(range(params["cdfl"]["clients"]))
+    sched = Schedule.from_config(setup.cfg, 0)
+    theta = setup.theta0.expand(len(clients), -1).clone()
+    real_train, calls = steps.train, []
+
+    def train_then_diverge(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise Diverged("loss not finite at round 3")
+        return real_train(*args, **kwargs)
+
+    monkeypatch.setattr(steps, "train", train_then_diverge)
+    none = torch.cat(setup.data.indices)[:0]
+    tuned, curve, seconds, grads, diverged = steps.finetune(setup, theta, setup.data, clients, sched, range(0, 5),
+                                                            none, {}, "a test")
+    assert tuned is None and seconds is None and grads == 0 and diverged == "loss not finite at round 3"
+    assert [p["round"] for p in curve] == [1, 2]
+    tuned, curve, seconds, grads, diverged = steps.finetune(setup, theta * float("nan"), setup.data, clients, sched,
+                                                            range(0, 5), none, {}, "a test")
+    assert tuned is None and curve == [] and "a test produced non-finite weights" in diverged

@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -234,8 +234,12 @@ def run_rounds(setup: Setup, theta: torch.Tensor, data: ClientData, clients: lis
     curve, best, best_flat, seconds, grads = [], -1.0, theta.mean(0), 0.0, 0
     state["round_s"] = []
     for t in rounds:
-        theta, tlog = train(setup.model, setup.spec, theta, data, clients, sched, range(t, t + 1), setup.strategy,
-                            history=history, opt_state=state.get("opt"))
+        try:
+            theta, tlog = train(setup.model, setup.spec, theta, data, clients, sched, range(t, t + 1),
+                                setup.strategy, history=history, opt_state=state.get("opt"))
+        except Diverged as err:
+            err.curve = curve  # the rounds before the divergence, for a caller that reports it
+            raise
         state["opt"] = tlog.opt_state
         state["round_s"].append(tlog.wall_time_s)
         seconds += tlog.wall_time_s
@@ -245,6 +249,46 @@ def run_rounds(setup: Setup, theta: torch.Tensor, data: ClientData, clients: lis
         if point["test_accuracy"] > best:
             best, best_flat = point["test_accuracy"], theta.mean(0).clone()
     return theta, curve, best_flat, seconds, grads
+
+
+@dataclass
+class DUOutcome:
+    terms: dict                      # every request's Newton term (du.all_request_terms), for the sweeps
+    result: du.DUResult              # the corrected models, messages, sigmas (wall_time_s: the correction alone)
+    tuned: torch.Tensor | None       # the models after fine-tuning; None where DU diverged
+    curve: list[dict]                # the fine-tuning rounds' metrics (those before a divergence)
+    finetune_s: float | None
+    finetune_grads: int
+    diverged: str | None             # the divergence's message, else None
+
+
+def du_and_finetune(setup: Setup, theta: torch.Tensor, masks: list[torch.Tensor], clients: list[int], graph,
+                    du_cfg: du.DUConfig, sched: Schedule, rounds: range, forget_idx: torch.Tensor,
+                    state: dict) -> DUOutcome:
+    """DU (Algorithm 1 at the models `theta`: every request's term, applied by every client), then the optional
+    fine-tuning `rounds` on the retained data (Remark 1), the clients keeping their optimizer `state`. A
+    divergence is the result, reported with the rounds before it, not a crash (no retuning per cell)."""
+    start = time.perf_counter()
+    terms = du.all_request_terms(setup.model, setup.spec, theta, setup.data, masks, clients, du_cfg, setup.classes)
+    res = du.apply_terms(theta, terms, graph, clients, du_cfg)
+    res.wall_time_s = du.elapsed(start, res.theta)
+    return DUOutcome(terms, res, *finetune(setup, res.theta, setup.data.retained(masks), clients, sched, rounds,
+                                          forget_idx, state, "DU's correction"))
+
+
+def finetune(setup: Setup, corrected: torch.Tensor, data: ClientData, clients: list[int], sched: Schedule,
+             rounds: range, forget_idx: torch.Tensor, state: dict, what: str
+             ) -> tuple[torch.Tensor | None, list[dict], float | None, int, str | None]:
+    """Fine-tuning rounds from `what`'s corrected models (Remark 1): (models, curve, seconds, gradients, None), or
+    (None, the curve before the divergence, None, 0, message) where the correction or a round diverged."""
+    try:
+        if not bool(torch.isfinite(corrected).all()):
+            raise Diverged(f"{setup.name}: {what} produced non-finite weights")
+        tuned, curve, _, seconds, grads = run_rounds(setup, corrected, data, clients, sched, rounds, forget_idx,
+                                                     state)
+    except Diverged as err:
+        return None, getattr(err, "curve", []), None, 0, str(err)
+    return tuned, curve, seconds, grads, None
 
 
 def du_config(setup: Setup, sched: Schedule) -> tuple[du.DUConfig, dict]:
@@ -290,22 +334,13 @@ def step_cell(params: dict, dataset: str, part: str, topology: str, seed: int, f
         retained_idx = torch.cat([i[~m] for i, m in zip(setup.data.indices, masks)])
         retained = setup.data.retained(masks)
         # DU: Algorithm 1 at the round-K models, then fine-tuning on the retained data
-        du_start = time.perf_counter()
-        terms = du.all_request_terms(setup.model, setup.spec, orig, setup.data, masks, clients, du_cfg,
-                                     setup.classes)
-        res = du.apply_terms(orig, terms, graph, clients, du_cfg)
-        res.wall_time_s = du.elapsed(du_start, res.theta)
+        outcome = du_and_finetune(setup, orig, masks, clients, graph, du_cfg, sched,
+                                  range(rounds, rounds + ft_rounds), forget_idx, dict(orig_state))
+        res, terms, tuned, ft_curve = outcome.result, outcome.terms, outcome.tuned, outcome.curve
+        ft_s = outcome.finetune_s
         corrected = model_metrics(setup, res.theta.mean(0), forget_idx)
-        diverged = None
-        try:
-            if not bool(torch.isfinite(res.theta).all()):
-                raise Diverged(f"{setup.name}: DU's correction produced non-finite weights")
-            tuned, ft_curve, _, ft_s, ft_grads = run_rounds(setup, res.theta, retained, clients, sched,
-                                                            range(rounds, rounds + ft_rounds), forget_idx,
-                                                            dict(orig_state))  # the clients keep their state
-        except Diverged as err:  # reported as the cell's result (no retuning per cell), not a crash
-            log.warning("%s %s: DU diverged: %s", setup.name, granularity, err)
-            diverged, tuned, ft_curve, ft_s, ft_grads = str(err), None, [], None, 0
+        if outcome.diverged:
+            log.warning("%s %s: DU diverged: %s", setup.name, granularity, outcome.diverged)
         # RT: retrain from theta^0 on the retained data, best round
         _, rt_curve, rt_best, rt_s, rt_grads = run_rounds(setup, theta0, retained, clients, sched, range(rounds),
                                                           forget_idx, {})  # a fresh optimizer
@@ -314,9 +349,11 @@ def step_cell(params: dict, dataset: str, part: str, topology: str, seed: int, f
         swept = sweeps(setup, orig, terms, graph, clients, du_cfg, cfg["sweeps"], retained_idx, forget_idx, rt_best)
         cell = {
             "forget_samples": len(forget_idx), "requesters": len(res.corrections),
-            "du": {"after_correction": corrected, "after_finetune": ft_curve[-1] if ft_curve else None,
-                   "finetune_curve": ft_curve, "diverged": diverged,
-                   "grad_evals": res.grad_evals + ft_grads, "messages": res.flood.messages_sent if res.flood else 0,
+            "du": {"after_correction": corrected,
+                   "after_finetune": ft_curve[-1] if ft_curve and tuned is not None else None,
+                   "finetune_curve": ft_curve, "diverged": outcome.diverged,
+                   "grad_evals": res.grad_evals + outcome.finetune_grads,
+                   "messages": res.flood.messages_sent if res.flood else 0,
                    "floats": res.flood.floats_sent if res.flood else 0,
                    "hops": res.flood.hops if res.flood else [], "sigma": {str(k): v for k, v in res.sigmas.items()},
                    "noise_std": {str(k): v for k, v in res.noise_std.items()}, "degenerate": res.degenerate,
@@ -421,20 +458,17 @@ def client_cell(setup: Setup, orig: torch.Tensor, orig_state: dict, theta0: torc
         res = du.client_wise(setup.model, setup.spec, orig, setup.data, target, graph, clients, wcfg,
                              classes=setup.classes, terms=terms)
         corrected = model_metrics(setup, res.theta.mean(0), forget_idx)
-        diverged = None
-        try:
-            if not bool(torch.isfinite(res.theta).all()):
-                raise Diverged(f"{setup.name}: DU's client-wise correction ({weight}) produced non-finite weights")
-            state = {"opt": None if opt is None else opt.select(rows)}  # the remaining clients keep their state
-            tuned, ft_curve, _, ft_s, ft_grads = run_rounds(setup, res.theta, setup.data, remaining, after,
-                                                            range(rounds, rounds + ft_rounds), forget_idx, state)
-        except Diverged as err:  # reported as the cell's result (no retuning per cell), not a crash
-            log.warning("%s client (%s): DU diverged: %s", setup.name, weight, err)
-            diverged, tuned, ft_curve, ft_s, ft_grads = str(err), None, [], None, 0
+        state = {"opt": None if opt is None else opt.select(rows)}  # the remaining clients keep their state
+        tuned, ft_curve, ft_s, ft_grads, diverged = finetune(
+            setup, res.theta, setup.data, remaining, after, range(rounds, rounds + ft_rounds), forget_idx, state,
+            f"DU's client-wise correction ({weight})")
+        if diverged:  # reported as the cell's result (no retuning per cell), not a crash
+            log.warning("%s client (%s): DU diverged: %s", setup.name, weight, diverged)
         applied = (res.theta - orig[rows]).norm(dim=1)
         weights[weight] = {
             "weight": 1.0 / len(clients) if weight == "literal" else 1.0,
-            "after_correction": corrected, "after_finetune": ft_curve[-1] if ft_curve else None,
+            "after_correction": corrected,
+            "after_finetune": ft_curve[-1] if ft_curve and tuned is not None else None,
             "finetune_curve": ft_curve, "diverged": diverged, "grad_evals": res.grad_evals + ft_grads,
             "messages": res.flood.messages_sent, "floats": res.flood.floats_sent, "hops": res.flood.hops,
             "sigma": res.sigmas[target], "noise_std": res.noise_std[target],
@@ -504,15 +538,12 @@ def pdudt_recovery(setup: Setup, pdudt: tuple[torch.Tensor, dict], remaining: li
              "after_correction": model_metrics(setup, theta.mean(0), forget_idx), "rounds": n, "curve": [],
              "after_subsequent": None, "stable_round": None, "diverged": None, "grad_evals": 0}
     times = {"pdudt_correction_s": cost["correction_s"], "pdudt_stable_s": None, "pdudt_window_s": None}
-    tuned = None
-    try:
-        if not bool(torch.isfinite(theta).all()):
-            raise Diverged(f"{setup.name}: PDUDT's correction produced non-finite weights")
-        tuned, curve, _, seconds, grads = run_rounds(setup, theta, setup.data, remaining, after,
-                                                     range(start_round, start_round + n), forget_idx, state)
-    except Diverged as err:  # reported, not a crash
-        log.warning("%s client: PDUDT diverged: %s", setup.name, err)
-        block["diverged"] = str(err)
+    tuned, curve, seconds, grads, diverged = finetune(setup, theta, setup.data, remaining, after,
+                                                      range(start_round, start_round + n), forget_idx, state,
+                                                      "PDUDT's correction")
+    if diverged:  # reported with the rounds before it, not a crash
+        log.warning("%s client: PDUDT diverged: %s", setup.name, diverged)
+        block.update(diverged=diverged, curve=curve)
         return block, times, None
     if curve:
         k = pdudt_baseline.stable_round(curve)

@@ -33,8 +33,8 @@ from ...provenance import device_info
 from ...resolved import config_record
 from ...seeding import derive_seed, generator
 from ...topology import graph_for_round
-from ...train.dsgd import Schedule
-from .steps import config, du_config, make_setup, pick_client, request_masks, run_rounds
+from ...train.dsgd import Diverged, Schedule
+from .steps import config, du_and_finetune, du_config, make_setup, pick_client, request_masks, run_rounds
 
 log = logging.getLogger("unlearning")
 
@@ -88,15 +88,11 @@ def step_timing(params: dict, dataset: str, timed_rounds: int, out: str) -> None
               "rt_s": rounds * per_round, "granularities": {}, "config": config_record(params)}
     for granularity in ("sample", "class"):
         masks = request_masks(setup, granularity)
-        du_start = time.perf_counter()
-        terms = du.all_request_terms(setup.model, setup.spec, theta, setup.data, masks, clients, du_cfg,
-                                     setup.classes)
-        res = du.apply_terms(theta, terms, graph, clients, du_cfg)
-        correction_s = du.elapsed(du_start, res.theta)
-        ft = {"opt": state["opt"]}
-        run_rounds(setup, res.theta, setup.data.retained(masks), clients, sched,
-                   range(timed_rounds, timed_rounds + ft_rounds), none, ft)
-        result["granularities"][granularity] = _times(correction_s, sum(ft["round_s"]), result["rt_s"],
+        outcome = du_and_finetune(setup, theta, masks, clients, graph, du_cfg, sched,
+                                  range(timed_rounds, timed_rounds + ft_rounds), none, {"opt": state["opt"]})
+        if outcome.diverged:
+            raise Diverged(f"{granularity}-wise DU on synthetic features: {outcome.diverged}")
+        result["granularities"][granularity] = _times(outcome.result.wall_time_s, outcome.finetune_s, result["rt_s"],
                                                       per_round, sum(int(m.sum()) for m in masks))
         _log(setup.name, granularity, result)
     target = pick_client(setup)
