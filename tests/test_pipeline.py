@@ -37,7 +37,8 @@ def deterministic_files(workdir: Path) -> dict[str, bytes]:
     files += [workdir / "reports" / "r2d" / f"{name}.csv" for name in ("accounting", "fig1c", "figure1", "table5",
                                                                             "tables8_9", "retrain_noised", "claims")]
     files += [workdir / "reports" / "rrdu" / f"{name}.csv" for name in ("table3", "table14", "table15", "table16",
-                                                                             "table17", "figure1", "claims")]
+                                                                             "table17", "figure1", "claims",
+                                                                             "table3_semantics")]
     return {str(f.relative_to(workdir)): f.read_bytes() for f in files}
 
 
@@ -127,6 +128,9 @@ def test_end_to_end_runs_rrdu(two_runs):
     seed = json.loads((a / "results" / "rrdu" / "synthetic" / "seed0.json").read_text())
     assert [r["p"] for r in seed["table3"]] == [0.0, 1.0] and seed["original"]["hops"] == 3
     assert seed["table3"][0]["u_visits"] == 0 and seed["table3"][1]["u_visits"] == 4  # p = 0 never visits u
+    fresh = seed["table3_semantics"]  # Table 3 again under adam_fresh, the same routing: the same visits
+    assert [(r["semantics"], r["p"], r["u_visits"]) for r in fresh] == [("adam_fresh", 0.0, 0), ("adam_fresh", 1.0, 4)]
+    assert "under the other optimizer semantics" in report
     ablations = json.loads((a / "results" / "rrdu" / "synthetic" / "ablations.json").read_text())
     assert set(ablations["sweeps"]) == {"rho", "L", "epsilon", "delta"}
     assert set(ablations["baselines"]) == {"finetune", "ddp", "dpsgd"} and "3" in ablations["scratch"]["marks"]

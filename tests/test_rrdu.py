@@ -126,3 +126,23 @@ def test_closed_form_sigma_and_certificate():
 def test_bad_config(kwargs, name):
     with pytest.raises(ValueError, match=f"^{name} = .*valid"):
         rrdu.RRDUConfig(**kwargs)
+
+
+def test_adam_fresh_restarts_the_optimizer_at_every_hop():
+    """Spec 2.4(c): under adam_fresh every unlearning hop starts from a zero Adam state, so after the walk the
+    state holds exactly one hop's steps (s = 1 descent step elsewhere, one ascent step at u); under adam the
+    state carries every step. The first step of a fresh Adam moves every coordinate by about lr (sign-like)."""
+    for semantics, steps in (("adam", 12), ("adam_fresh", 1)):
+        token, clients, forget = _setup()
+        rrdu.unlearn(token, clients, forget, 40, rrdu.RRDUConfig(u=U, p=0.5, T_u=12, s=2, batch_size=8, sigma=0.0,
+                                                                 rho=None, semantics=semantics),
+                     rw.Streams.from_seed(3))
+        assert token.fresh_per_hop == (semantics == "adam_fresh")
+        assert int(token.state.steps[0]) == steps
+    token, clients, _ = _setup()
+    token.fresh_per_hop = True
+    before = token.theta()
+    token.begin_hop()
+    token.step(token.grad(clients[1].x, clients[1].y)[0])
+    moved = (token.theta() - before).abs()
+    assert float(moved.max()) == pytest.approx(token.lr, rel=1e-3)

@@ -16,6 +16,9 @@ Optimizer semantics (spec 2.4; `semantics`):
   noise eta sigma xi is added, then the projection; the descent steps are ordinary Adam steps.
 - "sgd_literal" (spec 2.4(a)): Alg. 4's u-step verbatim, theta <- Pi(theta + eta (g_u + sigma xi)), with
   Adam untouched; the only mode in which the nominal epsilon (privacy/rrdu_noise.py) is a certificate.
+- "adam_fresh" (spec 2.4(c), the style of the authors' earlier FL code): as "adam", but every hop of the
+  unlearning phase starts from a fresh Adam state (`token.fresh_per_hop`; the baselines' walks get it from the
+  experiment; training keeps the carried state, so every semantics starts from the same original).
 
 theta_ref = theta_0, the model when unlearning starts (frozen; spec A5). The projection acts on all trainable
 parameters as one vector; BatchNorm buffers are carried, never noised or projected (spec 2.3). rho = None
@@ -36,7 +39,7 @@ from ..privacy.search import finite, integer
 from ..train.random_walk import ClientData, NextHop, Streams, Token, sample_batch
 
 MODES = ("lightweight", "exact")
-SEMANTICS = ("adam", "sgd_literal")
+SEMANTICS = ("adam", "sgd_literal", "adam_fresh")
 
 
 def restart_rule(n_clients: int, u: int, p: float) -> NextHop:
@@ -138,7 +141,7 @@ def u_step(token: Token, g_u: torch.Tensor, sigma: float, ref: torch.Tensor, rho
     """The noisy projected step at u (Alg. 4 line 14) for the alignment g_u (ascent direction); returns
     (distance to ref before and after the projection, whether it projected)."""
     xi = torch.randn(token.dim, generator=noise, dtype=g_u.dtype)
-    if semantics == "adam":
+    if semantics in ("adam", "adam_fresh"):
         token.step(-g_u)
         theta = token.theta() + token.lr * sigma * xi
     else:
@@ -166,9 +169,11 @@ def unlearn(token: Token, clients: Sequence[ClientData], forget: ClientData, n_u
         raise ValueError("retained_u: Exact mode needs u's retained data D_u minus D_f")
     sigma = config.noise(n)
     ref = token.theta()
+    token.fresh_per_hop = config.semantics == "adam_fresh"
     hops = []
     for t in range(1, config.T_u + 1):
         v = rule(None, streams.route)
+        token.begin_hop()
         if v == config.u:
             if config.mode == "lightweight":
                 g, loss = token.grad(*forget.batch(sample_batch(m, config.batch_size, streams.batch)))

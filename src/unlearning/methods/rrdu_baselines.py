@@ -143,6 +143,7 @@ def _walk(token: Token, clients: Sequence[ClientData], hops: int, rule, streams:
     node, done = None, []
     for t in range(1, hops + 1):
         node = rule(node, streams.route)
+        token.begin_hop()
         hop = Hop(t, node, update(clients[node]))
         done.append(hop)
         if on_hop is not None:

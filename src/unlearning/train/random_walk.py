@@ -106,6 +106,12 @@ class Token:
         self.opt = optimizer or LocalOptimizer("adam")
         self.state: OptState = self.opt.init(self.theta().unsqueeze(0))
         self.examples = 0  # examples whose gradient was evaluated (a method's cost, Table 2's gradient count)
+        self.fresh_per_hop = False  # a fresh optimizer state at every hop (RR-DU spec 2.4(c)), else carried
+
+    def begin_hop(self) -> None:
+        """Called by every walk before a hop's update: resets the optimizer state if `fresh_per_hop`."""
+        if self.fresh_per_hop:
+            self.state = self.opt.init(self.theta().unsqueeze(0))
 
     @property
     def dim(self) -> int:
@@ -175,6 +181,7 @@ def walk(token: Token, clients: Sequence[ClientData], hops: int, next_hop: NextH
     node = next_hop(None, streams.route) if start is None else start
     done = []
     for t in range(1, hops + 1):
+        token.begin_hop()
         hop = Hop(t, node, token.local_epochs(clients[node], batch_size, streams.batch, epochs))
         done.append(hop)
         if on_hop is not None:

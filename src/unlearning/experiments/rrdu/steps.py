@@ -9,7 +9,8 @@ original theta_0. Every unlearning method then starts from theta_0 and its Adam 
 
 - `step_seed` (one per seed): the original, then Table 3: RR-DU (Alg. 4) with p in rrdu.table3.ps, no noise and
   no projection (sigma = 0, rho = infinity), T_u hops each, the same routing / minibatch / noise streams and
-  dropout draws for every p. Writes the original's checkpoint (theta_0, BN buffers, Adam state).
+  dropout draws for every p; then the same runs under each other optimizer semantics of rrdu.table3.semantics
+  (spec 2.4; `table3_semantics`). Writes the original's checkpoint (theta_0, BN buffers, Adam state).
 - `step_ablations` (the first seed): the "baseline" RR-DU run at the defaults (p, s, rho, L, epsilon, delta;
   sigma from Cor. 5.2), shared by Tables 14-17 and Figure 1; Tables 14-17 (rho, L, epsilon, delta: one value
   changed, sigma recomputed, the baseline's streams), the baselines of Figure 1 on D minus D_f (fine-tuning,
@@ -249,10 +250,11 @@ def snapshot(token: Token) -> Snapshot:
     return Snapshot(token.theta(), {k: v.clone() for k, v in token.model.named_buffers()}, token.state)
 
 
-def restore(token: Token, snap: Snapshot, lr: float) -> Token:
-    """The token back at `snap` with step size `lr` (its optimizer state is never modified in place, so it is
-    shared)."""
-    token.lr = float(lr)
+def restore(token: Token, snap: Snapshot, unlearn: dict) -> Token:
+    """The token back at `snap` for an unlearning run: rrdu.unlearn's step size, and a fresh optimizer state at
+    every hop under `adam_fresh` semantics (the snapshot's state is never modified in place, so it is shared)."""
+    token.lr = float(unlearn["lr"])
+    token.fresh_per_hop = unlearn["semantics"] == "adam_fresh"
     token.set_theta(snap.theta)
     buffers = dict(token.model.named_buffers())
     with torch.no_grad():
@@ -317,7 +319,7 @@ def run_rrdu(setup: Setup, token: Token, snap: Snapshot, rcfg: rrdu.RRDUConfig, 
              every: int, clean_curve: bool, full: bool = False) -> tuple[dict, float]:
     """RR-DU from theta_0 with the unlearning streams and dropout draws every variant shares; returns its record
     and its wall time (evaluation excluded)."""
-    restore(token, snap, setup.cfg["unlearn"]["lr"])
+    restore(token, snap, setup.cfg["unlearn"])
     torch.manual_seed(setup.run_seed("unlearn-torch"))
     streams = Streams.from_seed(setup.run_seed("unlearn"))
     T = setup.cfg["train"]["hops"]
@@ -420,14 +422,22 @@ def step_seed(params: dict, dataset: str, seed: int, processed: str, out: str, t
     result = {**_head(setup), "original": original, "rho_heuristic": rho_heuristic(setup, snap.theta),
               "dim": token.dim, "table3": [], "config": config_record(params)}
     times = {"original_s": train_s, "table3": {}}
-    for p in cfg["table3"]["ps"]:
-        rcfg = rrdu_config(setup, p=p, sigma=0.0, rho=None)
-        record, seconds = run_rrdu(setup, token, snap, rcfg, evaluator, f"table3 p={p:g}", every, False)
-        result["table3"].append(record)
-        times["table3"][f"{p:g}"] = seconds
-        log.info("%s table 3 p = %g: clean %.2f %%, ASR %.1f %% (%d u-visits, ASR <= 15 from round %s)", setup.name,
-                 p, record["final"]["clean"], record["final"]["asr"], record["u_visits"],
-                 record["first_round_asr_le_15"])
+    default = cfg["unlearn"]["semantics"]
+    others = [x for x in cfg["table3"]["semantics"] if x != default]
+    result["table3_semantics"] = []
+    for semantics in [default, *others]:
+        for p in cfg["table3"]["ps"]:
+            rcfg = rrdu_config(setup, p=p, sigma=0.0, rho=None, semantics=semantics)
+            what = f"table3 p={p:g}" + ("" if semantics == default else f" {semantics}")
+            record, seconds = run_rrdu(setup, token, snap, rcfg, evaluator, what, every, False)
+            if semantics == default:
+                result["table3"].append(record)
+                times["table3"][f"{p:g}"] = seconds
+            else:
+                result["table3_semantics"].append({"semantics": semantics, **record})
+            log.info("%s %s: clean %.2f %%, ASR %.1f %% (%d u-visits, ASR <= 15 from round %s)", setup.name, what,
+                     record["final"]["clean"], record["final"]["asr"], record["u_visits"],
+                     record["first_round_asr_le_15"])
     write_json(out, result)
     write_json(timing, {"experiment": setup.name, **times, "evaluation_s": evaluator.seconds})
 
@@ -441,7 +451,7 @@ def step_ablations(params: dict, dataset: str, processed: str, checkpoint: str, 
     evaluator = Evaluator(setup)
     token = new_token(setup)
     snap = load_checkpoint(checkpoint)
-    restore(token, snap, cfg["unlearn"]["lr"])
+    restore(token, snap, cfg["unlearn"])
     before = evaluator(token.model, full=True)
     n, T, T_u = len(setup.clients), cfg["train"]["hops"], cfg["unlearn"]["hops"]
     s, batch = cfg["unlearn"]["s"], cfg["train"]["batch_size"]
@@ -490,7 +500,7 @@ def baselines(setup: Setup, token: Token, snap: Snapshot, evaluator: Evaluator, 
     out, times = {}, {}
 
     def run(name: str, fn, check_loss: bool = True) -> None:
-        restore(token, snap, u["lr"])
+        restore(token, snap, u)
         torch.manual_seed(setup.run_seed("unlearn-torch"))
         streams = Streams.from_seed(setup.run_seed("unlearn"))
         rec = Recorder(evaluator, f"{setup.name} {name}", T_u, T, every, True, check_loss)
