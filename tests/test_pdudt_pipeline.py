@@ -281,8 +281,15 @@ def test_settings_table_says_where_origin_carries_the_target(params):
                result("pdudt_fashion_mnist", "retrain", 50.0, 50.0, 0.0),
                result("pdudt-iid_fashion_mnist", "original", 55.0, 61.0, 0.0),
                result("pdudt-cnn_fashion_mnist", "original", 50.0, 50.0, 0.7)]
+    iid = results[2]["checkpoints"]["A"][0]
+    iid.update(per_client_forget_accuracy={"0": 0.8, "1": 0.6}, per_client_own_data_accuracy={"0": 1.0, "1": 0.9})
+    results[2]["all_clients"] = {"A": [{**iid, "per_client_forget_accuracy": {"0": 0.8, "1": 0.6, "9": 1.0}}]}
     table = report.settings_table(params, results)
     origin = table[(table.method == "original") & (table.checkpoint == "A")].set_index("setting")
+    assert origin.loc["iid", "target_model_on_target_data"] == 1.0  # client 9, the target, from all clients
+    assert origin.loc["iid", "remaining_on_target_data"] == pytest.approx(0.7)
+    assert origin.loc["iid", "remaining_on_own_data"] == pytest.approx(0.95)
+    assert origin.loc["default", "paper_precision_mean"] == 67.1  # Table 3's Fashion-MNIST Origin
     assert origin.loc["default", "origin_carries"].startswith("not carried")
     assert origin.loc["iid", "origin_carries"].startswith("carried") and origin.loc["iid", "partition"] == "iid"
     assert pd.isna(origin.loc["iid", "target_class_accuracy"])  # the class is not the target's in IID
@@ -293,3 +300,25 @@ def test_settings_table_says_where_origin_carries_the_target(params):
         "target": [1.0, 0.5, 0.1, 0.1], "others_mean": [1.0, 1.0, 1.0, 0.5]}}])
     assert norms.iloc[0].setting == "iid" and norms.iloc[0].last_round == pytest.approx(0.2)
     assert norms.iloc[0].second_half_mean == pytest.approx(0.15)
+
+
+def test_evaluate_measures_each_clients_model_on_the_forget_set_and_on_its_own_data(tiny):
+    """Where the target's influence lives (issue 15): each client's model on the forget set and on its own
+    training data, beside the averaged model's forget accuracy."""
+    from unlearning.evaluate.metrics import accuracy, evaluate, per_sample_loss_and_pred
+
+    params, features, split = tiny
+    setup = load_setup(params, "spine", features, split)
+    clients = list(range(len(setup.data.indices)))
+    torch.manual_seed(0)
+    theta = setup.theta0 + 0.05 * torch.randn(len(clients), setup.theta0.numel())
+    out = evaluate(setup, theta, clients, 20)
+    assert set(out["per_client_forget_accuracy"]) == set(out["per_client_own_data_accuracy"]) == {
+        str(c) for c in clients}
+    for c in clients:
+        own = setup.data.indices[c]
+        expected = accuracy(per_sample_loss_and_pred(setup, theta[c], setup.data.x[own], setup.data.y[own])[1],
+                            setup.data.y[own])
+        assert out["per_client_own_data_accuracy"][str(c)] == expected
+    same = evaluate(setup, setup.theta0.expand(len(clients), -1), clients, 20)  # every model the average
+    assert set(same["per_client_forget_accuracy"].values()) == {same["forget_accuracy"]}

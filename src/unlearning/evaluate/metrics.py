@@ -61,6 +61,15 @@ def evaluate(setup: Setup, theta: torch.Tensor, clients: list[int], mia_samples:
     forget_loss, forget_pred = per_sample_loss_and_pred(setup, avg, setup.data.x[forget_idx], setup.data.y[forget_idx])
     _, retain_pred = per_sample_loss_and_pred(setup, avg, setup.data.x[retain_idx], setup.data.y[retain_idx])
 
+    # where the forget set's influence lives: each client's own model on the forget set and on its own data
+    x_forget, y_forget = setup.data.x[forget_idx], setup.data.y[forget_idx]
+    per_client_forget, per_client_own = {}, {}
+    for c, row in zip(clients, theta):
+        per_client_forget[str(c)] = accuracy(per_sample_loss_and_pred(setup, row, x_forget, y_forget)[1], y_forget)
+        own = indices[c].to(setup.data.x.device)
+        per_client_own[str(c)] = accuracy(per_sample_loss_and_pred(setup, row, setup.data.x[own],
+                                                                   setup.data.y[own])[1], setup.data.y[own])
+
     members, others = class_matched_pairs(setup.data.y[forget_idx].cpu(), y_test, mia_samples,
                                           generator(setup.seed, setup.name, "mia"))
     return {
@@ -71,6 +80,8 @@ def evaluate(setup: Setup, theta: torch.Tensor, clients: list[int], mia_samples:
         "per_class_accuracy_client_mean": per_class_clients,
         "forget_accuracy": accuracy(forget_pred, setup.data.y[forget_idx]),
         "retain_accuracy": accuracy(retain_pred, setup.data.y[retain_idx]),
+        "per_client_forget_accuracy": per_client_forget,
+        "per_client_own_data_accuracy": per_client_own,
         "mia_loss_threshold_auc": loss_threshold_auc(forget_loss[members], test_loss[others]),
         "mia_samples": len(members),
         "forget_samples": len(forget_idx),

@@ -362,17 +362,24 @@ def _setting(experiment: str) -> tuple[str, str]:
     return head.partition("-")[2] or "default", dataset
 
 
+def _mean_of(per_client: dict | None) -> float | None:
+    values = [x for x in (per_client or {}).values() if x is not None]
+    return sum(values) / len(values) if values else None
+
+
 def settings_table(params: dict, results: list[dict]) -> pd.DataFrame:
     """Issue 15's candidate settings side by side: per setting, dataset, checkpoint and method (Origin, Retrain,
     PDUDT, PDUDT (ES) at the default sigma), what the paper's attack, RMIA and the target's class accuracy see,
     and whether Origin carries the target at all (CARRIED_*)."""
     from ...config import experiment_config
 
+    ref = read_reference("pdudt", "table3")
     rows = []
     for r in results:
         if r["method"] not in SETTING_METHODS:
             continue
         setting, dataset = _setting(r["experiment"])
+        paper = ref[(ref.method == PAPER_ROW.get(r["method"], r["method"])) & (ref.dataset == dataset)]
         cfg = experiment_config(params, r["experiment"])
         exclusive = cfg["partition"]["kind"] == "class_to_target"
         target_class = str(cfg["forget"]["class"])
@@ -381,14 +388,21 @@ def settings_table(params: dict, results: list[dict]) -> pd.DataFrame:
             if v is None:
                 continue
             mia = v["mia_shadow"]
+            target = str(cfg["forget"]["client"])
+            every = _variant({"checkpoints": r.get("all_clients", {})}, checkpoint, None) or {}
             rows.append({"setting": setting, "dataset": dataset, "model": cfg["model"],
                          "partition": cfg["partition"]["kind"], "method": r["method"], "checkpoint": checkpoint,
                          "test_accuracy": v["averaged_model_test_accuracy"],
                          "target_data_accuracy": v["forget_accuracy"],
                          "target_class_accuracy": v["per_class_accuracy_averaged_model"][target_class]
                          if exclusive else None,
+                         # where the target's influence lives: its own model, and the remaining clients' models
+                         "target_model_on_target_data": every.get("per_client_forget_accuracy", {}).get(target),
+                         "remaining_on_target_data": _mean_of(v.get("per_client_forget_accuracy")),
+                         "remaining_on_own_data": _mean_of(v.get("per_client_own_data_accuracy")),
                          "precision_mean": mia["precision_mean"], "auc_mean": mia.get("auc_mean"),
                          "client_mean_precision": v["mia_shadow_client_mean"]["precision_mean"],
+                         "paper_precision_mean": float(paper.paper_precision_mean.iloc[0]) if len(paper) else None,
                          **{k: x for k, x in _rmia_cells(v.get("mia_rmia")).items()
                             if k in ("rmia_auc", "rmia_tpr_at_1pct_fpr")}})
     df = pd.DataFrame(rows)
@@ -508,11 +522,20 @@ def write_report(params: dict, results: list[str], curves: list[str], timings: l
         f"carries the target when the paper's attack reaches precision {CARRIED_PRECISION:g} or AUC "
         f"{CARRIED_AUC:g} on it, or, where the target owns its class, the averaged model classifies that class with "
         f"accuracy {CARRIED_CLASS_ACCURACY:g} or more. Columns: the averaged model's test accuracy and its accuracy on "
-        "the target's training data and class; the shadow attack's precision and AUC (%); RMIA's AUC and TPR at "
-        "1 % FPR (%).").table(select(st, [
+        "the target's training data and class; the shadow attack's precision and AUC (%) beside the paper's Table 3 "
+        "precision; RMIA's AUC and TPR at 1 % FPR (%).").table(select(st, [
             "setting", "model", "partition", "method", "checkpoint", "test_accuracy", "target_data_accuracy",
-            "target_class_accuracy", "precision_mean", "auc_mean", "rmia_auc", "rmia_tpr_at_1pct_fpr",
-            "origin_carries"]))
+            "target_class_accuracy", "precision_mean", "paper_precision_mean", "auc_mean", "rmia_auc",
+            "rmia_tpr_at_1pct_fpr", "origin_carries"]))
+    page.text(
+        "Where the target's influence lives (Origin, all clients' models): the target's own model on its training "
+        "data, and the remaining clients' models (mean) on the target's data and on their own. Eq. 2 never "
+        "re-averages the models, so each can fit its own data better than anyone else's; unlearning drops the "
+        "target's model, and what is left to remove is the gap between remaining_on_target_data and test "
+        "accuracy.").table(
+        select(st[st.method == "original"] if not st.empty else st, [
+            "setting", "checkpoint", "test_accuracy", "target_model_on_target_data", "remaining_on_target_data",
+            "remaining_on_own_data"]))
     page.text(settings_verdict(st))
     page.text(
         "Why the target's class starves where the target owns it: gradient mixing sends each neighbour client j's "

@@ -323,6 +323,8 @@ def evaluate_variant(setup: Setup, theta: torch.Tensor, clients: list[int], atta
         "per_class_accuracy_client_mean": base["per_class_accuracy_client_mean"],
         "per_client_test_accuracy": base["per_client_test_accuracy"],
         "forget_accuracy": base["forget_accuracy"],
+        "per_client_forget_accuracy": base["per_client_forget_accuracy"],
+        "per_client_own_data_accuracy": base["per_client_own_data_accuracy"],
         "mia_loss_threshold_auc": base["mia_loss_threshold_auc"],
         "mia_shadow": attacks["averaged"],
         "mia_shadow_client_mean": {key: client_mean[key] for key in CLIENT_MEAN_KEYS},
