@@ -1,7 +1,8 @@
 """Regression of the reported numbers: the quick scale on real Fashion-MNIST, against golden files.
 
 The suite re-runs the whole workflow with the shipped params.yaml (scale quick) in a scratch
-directory and compares every number in tests/regression/{spine,pdudt,sglu,cdfl}_quick.json within its tolerance.
+directory and compares every number in tests/regression/{spine,pdudt,sglu,cdfl,rrdu,r2d}_quick.json within its
+tolerance.
 To update the golden file on purpose (a change that is meant to move the numbers):
 
     UPDATE_GOLDEN=1 .venv/bin/pytest tests/test_regression.py
@@ -42,6 +43,8 @@ SPINE_KEYS = ("test_accuracy", "forget_accuracy", "retain_accuracy", "test_loss"
               "grad_evals", "bytes_read", "forget_samples", "mia_samples")
 GOLDEN_SGLU = ROOT / "tests" / "regression" / "sglu_quick.json"
 GOLDEN_CDFL = ROOT / "tests" / "regression" / "cdfl_quick.json"
+GOLDEN_RRDU = ROOT / "tests" / "regression" / "rrdu_quick.json"
+GOLDEN_R2D = ROOT / "tests" / "regression" / "r2d_quick.json"
 RAW = ROOT / "data" / "raw" / "FashionMNIST" / "raw" / "train-images-idx3-ubyte"
 
 
@@ -141,6 +144,66 @@ def reported_cdfl(results_dir: Path) -> dict:
     return out
 
 
+def reported_rrdu(results_dir: Path) -> dict:
+    """RR-DU's numbers (results/rrdu/<dataset>/), clean accuracy and ASR in % over the quick 500 test and 500
+    triggered images: each seed's original and Table 3 (per p, and per other semantics); the ablation seed's
+    baseline RR-DU run, every sweep value, the baselines and the scratch retraining."""
+    out = {}
+    pick = lambda final: {"clean": final["clean"], "asr": final["asr"]}  # noqa: E731
+    for folder in sorted(p for p in results_dir.iterdir() if p.is_dir()):
+        ds = folder.name
+        for path in sorted(folder.glob("seed*.json")):
+            r = json.loads(path.read_text())
+            cell = f"{ds}.s{r['seed']}"
+            out[f"{cell}.original"] = pick(r["original"]["final"])
+            out.update({f"{cell}.table3.p={t['p']:g}": pick(t["final"]) for t in r["table3"]})
+            out.update({f"{cell}.table3.{t['semantics']}.p={t['p']:g}": pick(t["final"])
+                        for t in r.get("table3_semantics", [])})
+        ablations = folder / "ablations.json"
+        if ablations.is_file():
+            a = json.loads(ablations.read_text())
+            cell = f"{ds}.s{a['seed']}"
+            out[f"{cell}.baseline"] = pick(a["baseline"]["final"])
+            out.update({f"{cell}.{key}={rec['value']:g}": pick(rec["final"]) for key, recs in a["sweeps"].items()
+                        for rec in recs})
+            out.update({f"{cell}.{name}": pick(b["final"]) for name, b in a["baselines"].items()})
+            out.update({f"{cell}.scratch.hops={h}": pick(m) for h, m in a["scratch"]["marks"].items()})
+    return out
+
+
+def reported_r2d(results_dir: Path) -> dict:
+    """R2D's numbers (results/r2d/<stand-in>/) per seed: the selected epoch E_sel and the estimates L and G; the
+    noiseless test and forget-set ("unlearned") errors of the original and of each rewind; the errors at the
+    largest epsilon of each rewind (the published, noised model); HF's and CNS's originals and their cells at
+    that epsilon (a missing CNS cell: None)."""
+    out = {}
+    for folder in sorted(p for p in results_dir.iterdir() if p.is_dir()):
+        ds = folder.name
+        for path in sorted(folder.glob("s*.json")):
+            r = json.loads(path.read_text())
+            cell = f"{ds}.s{r['seed']}"
+            learning = r["learning"]
+            out[f"{cell}.learning"] = {"E_sel": learning["E_sel"], "L": learning["L"], "G": learning["G"]}
+            out.update({f"{cell}.noiseless.{k}": {"test_error": v["test_error"],
+                                                   "unlearned_error": v["unlearned_error"]}
+                        for k, v in r["noiseless"].items()})
+            top = max(c["epsilon"] for c in r["cells"])
+            out.update({f"{cell}.eps={top:g}.rewind={c['rewind']:g}": {
+                "test_error": c["unlearned"]["test_error"], "unlearned_error": c["unlearned"]["unlearned_error"]}
+                for c in r["cells"] if c["epsilon"] == top})
+        baselines = folder / "baselines.json"
+        if baselines.is_file():
+            b = json.loads(baselines.read_text())
+            cell = f"{ds}.s{b['seed']}"
+            for alg in ("hf", "cns"):
+                out[f"{cell}.{alg}.original"] = {"test_error": b[alg]["original"]["test_error"]}
+                top = max(c["epsilon"] for c in b[alg]["cells"])
+                c = next(c for c in b[alg]["cells"] if c["epsilon"] == top)
+                out[f"{cell}.{alg}.eps={top:g}"] = {"test_error": c["unlearned"]["test_error"] if "unlearned" in c
+                                                    else None}
+    return out
+
+
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory) -> Path:
     assert RAW.is_file(), f"{RAW} missing: run `bash scripts/bootstrap.sh` (it installs Fashion-MNIST)"
@@ -165,6 +228,10 @@ def quick_run(tmp_path_factory) -> Path:
         shutil.copy(work / "reports" / "sglu" / "index.md", GOLDEN_SGLU.with_suffix(".md"))
         write_golden(GOLDEN_CDFL, "numbers", reported_cdfl(work / "results" / "cdfl"), made_with)
         shutil.copy(work / "reports" / "cdfl" / "index.md", GOLDEN_CDFL.with_suffix(".md"))
+        write_golden(GOLDEN_RRDU, "numbers", reported_rrdu(work / "results" / "rrdu"), made_with)
+        shutil.copy(work / "reports" / "rrdu" / "index.md", GOLDEN_RRDU.with_suffix(".md"))
+        write_golden(GOLDEN_R2D, "numbers", reported_r2d(work / "results" / "r2d"), made_with)
+        shutil.copy(work / "reports" / "r2d" / "index.md", GOLDEN_R2D.with_suffix(".md"))
     return work
 
 
@@ -216,6 +283,16 @@ def test_sglu_quick_numbers_match_golden(quick_run):
 
 def test_cdfl_quick_numbers_match_golden(quick_run):
     out = moved(GOLDEN_CDFL, "numbers", reported_cdfl(quick_run / "results" / "cdfl"))
+    assert not out, "numbers moved beyond tolerance:\n" + "\n".join(out)
+
+
+def test_rrdu_quick_numbers_match_golden(quick_run):
+    out = moved(GOLDEN_RRDU, "numbers", reported_rrdu(quick_run / "results" / "rrdu"))
+    assert not out, "numbers moved beyond tolerance:\n" + "\n".join(out)
+
+
+def test_r2d_quick_numbers_match_golden(quick_run):
+    out = moved(GOLDEN_R2D, "numbers", reported_r2d(quick_run / "results" / "r2d"))
     assert not out, "numbers moved beyond tolerance:\n" + "\n".join(out)
 
 
