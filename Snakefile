@@ -16,6 +16,7 @@ include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/pdudt.smk"
 include: "workflow/rules/sglu.smk"
+include: "workflow/rules/common_ground.smk"
 include: "workflow/rules/cdfl.smk"
 include: "workflow/rules/r2d.smk"
 include: "workflow/rules/rrdu.smk"
@@ -35,6 +36,7 @@ rule all:
         "reports/cdfl/index.md",
         "reports/r2d/index.md",
         "reports/rrdu/index.md",
+        "reports/common_ground/index.md",
     default_target: True
 
 
@@ -62,3 +64,4 @@ rule experiments:
         rules.cdfl_report.input,
         rules.r2d_report.input,
         rules.rrdu_report.input,
+        rules.common_ground_report.input,

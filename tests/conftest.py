@@ -91,6 +91,9 @@ def tiny_params(params: dict) -> dict:
     pdudt["timing"]["repeats"] = 2
     pdudt["settings"] = {"datasets": ["synthetic"],  # one candidate: the settings table and the pretrained start
                          "candidates": {"pretrained": {"init": {"kind": "public"}, "methods": ["pdudt"]}}}
+    params["common"]["centralized"].update(dataset="synthetic", trials=8, burn_in=20, lu_burn_in=20, d2d_burn_in=30,
+                                           d2d_steps=2)
+    params["common"].update(quick={}, paper={})
     sglu = params["sglu"]
     sglu.update(datasets=["synthetic", "mnist"], truncate_to=16, trials=2, partitions=None, quick={}, paper={},
                 burn_in={"32": 10, "full": 60}, lam_per_n=2.5e-4, radius=10.0)  # n = 400: m = 0.1, c = 0.71

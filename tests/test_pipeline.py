@@ -39,6 +39,7 @@ def deterministic_files(workdir: Path) -> dict[str, bytes]:
     files += [workdir / "reports" / "rrdu" / f"{name}.csv" for name in ("table3", "table14", "table15", "table16",
                                                                              "table17", "figure1", "claims",
                                                                              "table3_semantics")]
+    files += [workdir / "reports" / "common_ground" / "centralized.csv"]
     return {str(f.relative_to(workdir)): f.read_bytes() for f in files}
 
 
@@ -136,6 +137,15 @@ def test_end_to_end_runs_rrdu(two_runs):
     assert set(ablations["baselines"]) == {"finetune", "ddp", "dpsgd"} and "3" in ablations["scratch"]["marks"]
     assert "not in rrdu.datasets" in (a / "reports" / "rrdu" / "table3.csv").read_text()
     assert (a / "reports" / "rrdu" / "figure1.png").stat().st_size > 1000
+
+
+def test_end_to_end_runs_the_common_ground(two_runs):
+    a, _ = two_runs
+    report = (a / "reports" / "common_ground" / "index.md").read_text()
+    assert "Centralized removal, convex model" in report and "Not built yet" in report
+    result = json.loads((a / "results" / "common_ground" / "centralized.json").read_text())
+    assert set(result["methods"]) == {"sglu", "sglu@0.01", "lu", "lu@0.01", "d2d", "d2d@0.01"}
+    assert "Common ground" in (a / "reports" / "index.md").read_text()
 
 
 def test_end_to_end_runs_pdudt(two_runs):

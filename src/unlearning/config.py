@@ -504,12 +504,32 @@ def check_params(params: dict, source: str = "params.yaml") -> dict:
             _check_pdudt(merged, key, source)
             _check_spine(merged, key, source)
     for section, required, check in (("sglu", SGLU_REQUIRED, _check_sglu), ("cdfl", CDFL_REQUIRED, _check_cdfl),
-                                     ("r2d", R2D_REQUIRED, _check_r2d), ("rrdu", RRDU_REQUIRED, _check_rrdu)):
+                                     ("r2d", R2D_REQUIRED, _check_r2d), ("rrdu", RRDU_REQUIRED, _check_rrdu),
+                                     ("common", COMMON_REQUIRED, None)):
         cfg = section_config(params, section)
-        section_schema = {"$defs": full["$defs"], **full["$defs"][section], "required": list(required)}
+        definition = full["$defs"]["common_ground" if section == "common" else section]
+        section_schema = {"$defs": full["$defs"], **definition, "required": list(required)}
         _validate_schema(cfg, section_schema, f"{source}: {section}.{params['scale']} merged: ")
-        check(cfg, source)
+        if check is not None:
+            check(cfg, source)
+    _check_common(section_config(params, "common"), section_config(params, "sglu"), source)
     return params
+
+
+COMMON_REQUIRED = ("budget", "centralized")
+
+
+def _check_common(cfg: dict, sglu: dict, source: str) -> None:
+    """What the schema cannot say: the centralized setting runs on a dataset whose SGLU features the workflow makes,
+    and every setting key is given after the scale's merge."""
+    c = cfg["centralized"]
+    for key in ("dataset", "train_size", "methods", "burn_in", "lu_burn_in", "d2d_burn_in", "d2d_steps", "trials",
+                "audit_confidence", "control_noise"):
+        if key not in c:
+            raise ParamsError(f"{source}: common.centralized.{key}: missing; valid: see params.yaml's common section")
+    if c["dataset"] not in sglu["datasets"]:
+        raise ParamsError(f"{source}: common.centralized.dataset: {c['dataset']!r} has no SGLU features (not in "
+                          f"sglu.datasets); valid: one of {', '.join(sglu['datasets'])}")
 
 
 def load_checked(path: str | Path) -> dict:

@@ -241,6 +241,20 @@ def sglu_missing_args():
     return "--missing " + " ".join(shlex.quote(f"{d}={r}") for d, r in SGLU_MISSING.items())
 
 
+# --- Common ground: the centralized setting runs on SGLU's features of its dataset, or shows as missing ---
+COMMON = section_config(config, "common")
+COMMON_DATASET = COMMON["centralized"]["dataset"]
+COMMON_MISSING = SGLU_MISSING.get(COMMON_DATASET)
+COMMON_PARAMS = {"common": COMMON, "sglu": {k: SGLU[k] for k in ("lam_per_n", "clip", "radius")}}
+
+
+def common_ground_report_args():
+    if COMMON_MISSING:
+        return "--missing " + shlex.quote(f"centralized={COMMON_MISSING}")
+    return ("--centralized results/common_ground/centralized.json "
+            "--timing timings/common_ground/centralized.json")
+
+
 # --- CDFL: one cell per (dataset on disk, partition, topology, seed); the others show as missing ---
 CDFL = section_config(config, "cdfl")
 CDFL_CODE = code("unlearning.experiments.cdfl.steps")

@@ -54,6 +54,8 @@ rule index:
         [f"reports/r2d/{t}.csv" for t in R2D_TABLES],
         "reports/rrdu/index.md",
         [f"reports/rrdu/{t}.csv" for t in RRDU_TABLES],
+        "reports/common_ground/index.md",
+        "reports/common_ground/centralized.csv",
     output:
         md="reports/index.md",
         html=report("reports/index.html", caption="../report/index.rst", category="Reports"),

@@ -6,4 +6,5 @@ names no paper.
 """
 
 PAPERS = ("spine", "pdudt", "sglu", "cdfl", "r2d", "rrdu")  # in the front page's order
-EXPERIMENTS = (*PAPERS, "common")
+SECTIONS = (*PAPERS, "common_ground")  # the front page's rows: the papers, then the comparison across them
+EXPERIMENTS = (*SECTIONS, "common")

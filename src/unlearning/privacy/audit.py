@@ -75,10 +75,11 @@ def epsilon_lower_bound(false_positives: int, false_negatives: int, trials: int,
                       false_positives, false_negatives, trials, confidence)
 
 
-def best_threshold_bound(scores_p, scores_q, delta: float, confidence: float = 0.95) -> AuditBound:
-    """The largest lower bound over the thresholds of a score (higher = more like P), equal run counts per side.
-    Choosing the threshold on the same runs makes the confidence optimistic; audits pick it on a separate set of
-    runs (as Jagielski et al. do) and pass the counts to epsilon_lower_bound."""
+def best_threshold(scores_p, scores_q, delta: float, confidence: float = 0.95) -> tuple[float, AuditBound]:
+    """The threshold of a score (higher = more like P; a run at or above it is guessed P) whose bound is largest,
+    and that bound, from equal run counts per side. Choosing the threshold on the same runs makes the confidence
+    optimistic; audits pick it on a separate set of runs (as Jagielski et al. do) and pass the other runs' counts
+    to epsilon_lower_bound."""
     if len(scores_p) != len(scores_q) or not len(scores_p):
         raise ValueError(f"audit: {len(scores_p)} and {len(scores_q)} runs; valid: the same number > 0 per side")
     import numpy as np
@@ -88,8 +89,13 @@ def best_threshold_bound(scores_p, scores_q, delta: float, confidence: float = 0
     fps = len(q) - np.searchsorted(q, cuts, side="left")  # runs of Q at or above the cut
     fns = np.searchsorted(p, cuts, side="left")           # runs of P below it
     best = None
-    for fp, fn in sorted(set(zip(fps.tolist(), fns.tolist()))):
+    for cut, fp, fn in zip(cuts.tolist(), fps.tolist(), fns.tolist()):
         bound = epsilon_lower_bound(fp, fn, len(p), delta, confidence)
-        if best is None or bound.epsilon_lower > best.epsilon_lower:
-            best = bound
+        if best is None or bound.epsilon_lower > best[1].epsilon_lower:
+            best = (cut, bound)
     return best
+
+
+def best_threshold_bound(scores_p, scores_q, delta: float, confidence: float = 0.95) -> AuditBound:
+    """The largest lower bound over the thresholds of a score (best_threshold's bound)."""
+    return best_threshold(scores_p, scores_q, delta, confidence)[1]

@@ -6,7 +6,7 @@ import argparse
 from importlib import import_module
 from pathlib import Path
 
-from .. import PAPERS
+from .. import SECTIONS
 
 
 def add_file_options(parser: argparse.ArgumentParser, options: list[str]) -> None:
@@ -69,7 +69,7 @@ def run(params: dict, args) -> None:
     from ...report.index import write_index
 
     out = Path(args.out_dir)
-    summaries = [import_module(f"..{paper}.report", __package__).summary(out / paper) for paper in PAPERS]
+    summaries = [import_module(f"..{name}.report", __package__).summary(out / name) for name in SECTIONS]
     from ...resolved import MACHINE
 
     machine = summary_line(params[MACHINE]) if MACHINE in params else None
