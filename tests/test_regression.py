@@ -1,8 +1,8 @@
 """Regression of the reported numbers: the quick scale on real Fashion-MNIST, against golden files.
 
 The suite re-runs the whole workflow with the shipped params.yaml (scale quick) in a scratch
-directory and compares every number in tests/regression/{spine,pdudt,sglu,cdfl,rrdu,r2d}_quick.json within its
-tolerance.
+directory and compares every number in tests/regression/{spine,pdudt,sglu,cdfl,rrdu,r2d,common_ground}_quick.json
+within its tolerance.
 To update the golden file on purpose (a change that is meant to move the numbers):
 
     UPDATE_GOLDEN=1 .venv/bin/pytest tests/test_regression.py
@@ -45,6 +45,7 @@ GOLDEN_SGLU = ROOT / "tests" / "regression" / "sglu_quick.json"
 GOLDEN_CDFL = ROOT / "tests" / "regression" / "cdfl_quick.json"
 GOLDEN_RRDU = ROOT / "tests" / "regression" / "rrdu_quick.json"
 GOLDEN_R2D = ROOT / "tests" / "regression" / "r2d_quick.json"
+GOLDEN_COMMON = ROOT / "tests" / "regression" / "common_ground_quick.json"
 RAW = ROOT / "data" / "raw" / "FashionMNIST" / "raw" / "train-images-idx3-ubyte"
 
 
@@ -204,6 +205,20 @@ def reported_r2d(results_dir: Path) -> dict:
     return out
 
 
+def reported_common(results_dir: Path) -> dict:
+    """The common ground's numbers (results/common_ground/): per method (and control) its certified sigma and the
+    mean test accuracy of its unlearned and retrained runs. Not pinned: the audit's counts over 20 runs a side
+    (one run moves a rate by 5 %) and the canary accuracies (0 at every seed)."""
+    out = {}
+    centralized = results_dir / "centralized.json"
+    if centralized.is_file():
+        for key, m in json.loads(centralized.read_text())["methods"].items():
+            out[f"centralized.{key}"] = {"sigma": m["sigma"],
+                                         "unlearned_test_accuracy": m["test_accuracy"]["unlearned"]["mean"],
+                                         "retrained_test_accuracy": m["test_accuracy"]["retrained"]["mean"]}
+    return out
+
+
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory) -> Path:
     assert RAW.is_file(), f"{RAW} missing: run `bash scripts/bootstrap.sh` (it installs Fashion-MNIST)"
@@ -232,6 +247,8 @@ def quick_run(tmp_path_factory) -> Path:
         shutil.copy(work / "reports" / "rrdu" / "index.md", GOLDEN_RRDU.with_suffix(".md"))
         write_golden(GOLDEN_R2D, "numbers", reported_r2d(work / "results" / "r2d"), made_with)
         shutil.copy(work / "reports" / "r2d" / "index.md", GOLDEN_R2D.with_suffix(".md"))
+        write_golden(GOLDEN_COMMON, "numbers", reported_common(work / "results" / "common_ground"), made_with)
+        shutil.copy(work / "reports" / "common_ground" / "index.md", GOLDEN_COMMON.with_suffix(".md"))
     return work
 
 
@@ -293,6 +310,11 @@ def test_rrdu_quick_numbers_match_golden(quick_run):
 
 def test_r2d_quick_numbers_match_golden(quick_run):
     out = moved(GOLDEN_R2D, "numbers", reported_r2d(quick_run / "results" / "r2d"))
+    assert not out, "numbers moved beyond tolerance:\n" + "\n".join(out)
+
+
+def test_common_ground_quick_numbers_match_golden(quick_run):
+    out = moved(GOLDEN_COMMON, "numbers", reported_common(quick_run / "results" / "common_ground"))
     assert not out, "numbers moved beyond tolerance:\n" + "\n".join(out)
 
 

@@ -50,12 +50,14 @@ RESOLUTION_OF = {  # one attacked sample's worth, in %: balanced accuracy moves 
 CDFL_TEST_IMAGES = 1000  # cdfl.quick.eval.test_images: CDFL's accuracies are in %, one image = 0.1 points
 RRDU_IMAGES = 500        # rrdu.quick.eval.test_images (and the triggered set): in %, one image = 0.2 points
 R2D_SMALLEST = {"test_error": 1000, "unlearned_error": 68}  # the quick stand-ins' smallest test and forget sets
+COMMON_TEST_IMAGES = 2000  # the common ground's test set (SGLU's Fashion-MNIST pair): one image of one run
 GOLDEN = {"spine": (reg.GOLDEN, "methods", reg.reported, "results/spine"),
           "pdudt": (reg.GOLDEN_PDUDT, "variants", reg.reported_pdudt, "results/pdudt_fashion_mnist"),
           "sglu": (reg.GOLDEN_SGLU, "numbers", reg.reported_sglu, "results/sglu"),
           "cdfl": (reg.GOLDEN_CDFL, "numbers", reg.reported_cdfl, "results/cdfl"),
           "rrdu": (reg.GOLDEN_RRDU, "numbers", reg.reported_rrdu, "results/rrdu"),
-          "r2d": (reg.GOLDEN_R2D, "numbers", reg.reported_r2d, "results/r2d")}
+          "r2d": (reg.GOLDEN_R2D, "numbers", reg.reported_r2d, "results/r2d"),
+          "common_ground": (reg.GOLDEN_COMMON, "numbers", reg.reported_common, "results/common_ground")}
 
 
 def resolution(part: str, fam: str) -> float:
@@ -66,6 +68,8 @@ def resolution(part: str, fam: str) -> float:
         return 100 / RRDU_IMAGES
     if part == "r2d" and fam in R2D_SMALLEST:
         return 1 / R2D_SMALLEST[fam]
+    if part == "common_ground" and fam.endswith("test_accuracy"):
+        return 1 / COMMON_TEST_IMAGES
     return RESOLUTION_OF.get(fam, RESOLUTION)
 
 
