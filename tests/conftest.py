@@ -92,7 +92,26 @@ def tiny_params(params: dict) -> dict:
     pdudt["settings"] = {"datasets": ["synthetic"],  # one candidate: the settings table and the pretrained start
                          "candidates": {"pretrained": {"init": {"kind": "public"}, "methods": ["pdudt"]}}}
     params["common"]["centralized"].update(dataset="synthetic", trials=8, burn_in=20, lu_burn_in=20, d2d_burn_in=30,
-                                           d2d_steps=2)
+                                           d2d_steps=2, r2d_burn_in=20)
+    params["common"]["centralized"]["hf"].update(epochs=2, batch_size=32, rho_iterations=20)
+    params["common"]["centralized"]["cns"].update(epochs=2, batch_size=32)
+    params["common"]["centralized"]["cns"]["lissa"].update(s1=1, s2=10)
+    mlp = params["common"]["mlp"]
+    mlp.update(widths=[8], trials=8)
+    mlp["r2d"].update(epochs=3, batch_size=32)
+    mlp["r2d"]["estimate"].update(samples=3)
+    dec = params["common"]["decentralized"]  # every method of both settings, 2 seeds (the report's mean +- std)
+    dec.update(dataset="synthetic", mlp_hidden=16, clients=4, seeds=[0, 1])
+    dec["partition"].update(train_per_client=40)
+    dec["train"].update(rounds=3, batch_size=16, local_epochs=1, checkpoint_every=3)
+    dec["client"]["forget"].update(client=3)
+    dec["sample"]["forget"].update(client=3)
+    dec["finetune"].update(rounds=2)
+    dec["pdudt"].update(es_rounds=2)
+    dec["fats"].update(clients_per_round=2)
+    dec["attack"].update(reference_models=2, reference_epochs=2, mia_samples=30)
+    dec["rrdu"]["train"].update(hops=4, epochs=1)
+    dec["rrdu"]["unlearn"].update(hops=4)
     params["common"].update(quick={}, paper={})
     sglu = params["sglu"]
     sglu.update(datasets=["synthetic", "mnist"], truncate_to=16, trials=2, partitions=None, quick={}, paper={},

@@ -67,7 +67,8 @@ def test_step_runs_every_method_and_its_control_and_the_report_reads_it(features
     out, timing = tmp_path / "c.json", tmp_path / "t.json"
     cg.step_centralized(params, str(features), str(out), str(timing))
     result = json.loads(out.read_text())
-    assert set(result["methods"]) == {"sglu", "sglu@0.01", "lu", "lu@0.01", "d2d", "d2d@0.01"}
+    assert set(result["methods"]) == {"sglu", "sglu@0.01", "lu", "lu@0.01", "d2d", "d2d@0.01", "r2d K/T=0.1",
+                                     "r2d K/T=0.5", "r2d K/T=0.9", "r2d K/T=1", "hf", "cns"}
     for key, m in result["methods"].items():
         control = "@" in key
         assert (m["claimed_epsilon"] > 1.0) if control else m["claimed_epsilon"] == 1.0
@@ -79,14 +80,21 @@ def test_step_runs_every_method_and_its_control_and_the_report_reads_it(features
     assert again.read_bytes() == out.read_bytes()  # seeded: byte-identical
     table = centralized_table(result, json.loads(timing.read_text()))
     run = table[table.status.str.startswith(("holds", "fails"))]
-    assert len(run) == 6 and (table.status.str.startswith("missing: not built yet")).sum() == 3
+    assert len(run) == 12 and not table.status.str.startswith("missing").any()
+    for key in ("hf", "cns"):  # deletion, deterministic learners: their gap is what the noise must hide
+        assert result["methods"][key]["adjacency"] == "deletion" and result["methods"][key]["noiseless_gap"] > 0
+    r2d = {key: m for key, m in result["methods"].items() if m["method"] == "r2d"}
+    assert r2d["r2d K/T=1"]["sigma"] == 0.0 and r2d["r2d K/T=1"]["noiseless_gap"] == 0.0  # a full rewind: retraining
+    for key in ("r2d K/T=0.1", "r2d K/T=0.5", "r2d K/T=0.9"):  # full-batch GD, true L and G: within the bound
+        assert 0 < r2d[key]["noiseless_gap"] <= r2d[key]["sensitivity"] and r2d[key]["sigma"] > 0
 
 
 @pytest.mark.parametrize("edit, key", [
     (lambda c: c["centralized"].update(dataset="cifar10"), "common.centralized.dataset"),  # not in tiny sglu.datasets
     (lambda c: c["centralized"].update(trials=3), "trials"),
     (lambda c: c["centralized"].update(control_noise=2.0), "control_noise"),
-    (lambda c: c["centralized"].update(methods=["r2d"]), "methods"),
+    (lambda c: c["centralized"].update(methods=["fedrecovery"]), "methods"),
+    (lambda c: c["centralized"].update(r2d_rewinds=[0.0]), "r2d_rewinds"),
 ])
 def test_bad_common_params_stop_in_one_line_naming_the_key(edit, key):
     from unlearning.config import ParamsError, check_params
@@ -96,3 +104,144 @@ def test_bad_common_params_stop_in_one_line_naming_the_key(edit, key):
     with pytest.raises(ParamsError, match=key) as err:
         check_params(params)
     assert "\n" not in str(err.value)
+
+
+# ----------------------------------------------------------------------------------------------- decentralized
+
+from unlearning.experiments.common_ground import decentralized as dec  # noqa: E402
+from unlearning.experiments.common_ground.report import decentralized_tables, removal_status  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client_run(tiny, tmp_path_factory):
+    params, features, _ = tiny
+    out = tmp_path_factory.mktemp("dec")
+    dec.step_decentralized(params, "client", 0, features, str(out / "c.json"), str(out / "t.json"))
+    return params, features, out
+
+
+def test_client_setting_runs_every_method_from_its_own_original_and_reruns_byte_identical(client_run):
+    params, features, out = client_run
+    result = json.loads((out / "c.json").read_text())
+    assert set(result["methods"]) == set(dec.METHODS["client"])
+    assert set(result["originals"]) == {"dsgd", "eq2", "fedsgd", "fats", "hdus", "walk"}
+    for key, m in result["methods"].items():
+        assert m["trained_by"] in result["originals"]
+        assert m["models"] == (1 if key in ("fedrecovery", "fats", "rrdu") else 3)  # 4 clients, the last removed
+        for metric in ("test_accuracy", "forget_accuracy", "rmia_auc", "rmia_tpr_at_1pct_fpr"):
+            assert 0.0 <= m[metric] <= 1.0
+    assert result["methods"]["retrain"]["claimed"]["epsilon"] == 0.0
+    assert result["methods"]["du"]["claimed"]["epsilon"] == 1.0  # the common budget
+    assert "nominal" in result["methods"]["rrdu"]["claimed"]["basis"]  # Adam semantics: not a certificate
+    assert result["methods"]["finetune"]["claimed"]["epsilon"] is None
+    assert result["methods"]["du"]["communication_floats"] > 0  # its flood
+    assert result["methods"]["pdudt"]["bytes_read"] > 0 and result["methods"]["pdudt"]["gradient_evaluations"] == 0
+    dec.step_decentralized(params, "client", 0, features, str(out / "again.json"), str(out / "t2.json"))
+    assert (out / "again.json").read_bytes() == (out / "c.json").read_bytes()
+
+
+def test_sample_setting_says_which_methods_do_not_apply(tiny, tmp_path):
+    params, features, _ = tiny
+    dec.step_decentralized(params, "sample", 1, features, str(tmp_path / "s.json"), str(tmp_path / "t.json"))
+    result = json.loads((tmp_path / "s.json").read_text())
+    assert set(result["methods"]) == {"retrain", "finetune", "du"} and set(result["originals"]) == {"dsgd"}
+    assert result["forget_samples"] == 4 * 4  # 10 % of 40 at each of the 4 clients
+    assert {"pdudt", "fedrecovery", "hdus", "rrdu"} <= set(result["does_not_apply"])
+    timing = json.loads((tmp_path / "t.json").read_text())
+    assert timing["setting"] == "sample" and timing["seed"] == 1
+
+
+def test_communication_counts_every_edge_each_way(tiny):
+    params, features, _ = tiny
+    setup = dec.make_setup(params, "sample", 0, features)
+    floats = dec.dsgd_floats(setup, [0, 1, 2, 3], range(3))
+    sched = setup.schedule()
+    from unlearning.topology import graph_for_round
+
+    edges = sum(graph_for_round(sched.topology, 4, sched.p_edge, sched.seed, t).number_of_edges() for t in range(3))
+    assert floats == 2 * edges * setup.spec.dim
+    assert dec.dsgd_floats(setup, [0, 1, 2], range(3)) < floats  # a client fewer, fewer edges
+
+
+def test_removal_status_reads_the_memorisation_gap():
+    assert removal_status(0.01, 0.15, 0.0).startswith("removed")
+    assert removal_status(0.14, 0.15, 0.0).startswith("kept")
+    assert removal_status(0.01, 0.01, 0.0).startswith("vacuous")  # the original carried nothing to remove
+    assert removal_status(0.01, 0.03, 0.0).startswith("vacuous")  # nor when barely beyond the tolerance
+
+
+def test_report_tables_take_mean_and_std_over_seeds_and_list_what_does_not_apply(client_run):
+    _, _, out = client_run
+    r0 = json.loads((out / "c.json").read_text())
+    r1 = json.loads(json.dumps(r0))
+    r1["seed"] = 1
+    r1["methods"]["retrain"]["test_accuracy"] += 0.1
+    tables, originals = decentralized_tables([r0, r1], {})
+    client = tables["client"]
+    retrain = client[client.method == "retrain"].iloc[0]
+    assert retrain.seeds == 2 and retrain.test_accuracy_std == pytest.approx(0.05)
+    assert retrain.status == "reference: exact retraining"
+    assert not client.status.str.startswith("missing").any()  # every listed method ran
+    assert set(originals.key) == {"dsgd", "eq2", "fedsgd", "fats", "hdus", "walk"}
+    assert tables["sample"].empty  # no sample run given
+
+
+@pytest.mark.parametrize("edit, key", [
+    (lambda d: d["client"]["forget"].update(kind="fraction"), "common.decentralized.client.forget.kind"),
+    (lambda d: d["sample"]["forget"].update(client=7), "common.decentralized.sample.forget.client"),
+    (lambda d: d["sample"].update(methods=["pdudt"]), "methods"),
+    (lambda d: d["train"].update(local_steps=3), "common.decentralized.train"),
+])
+def test_bad_decentralized_params_stop_in_one_line_naming_the_key(edit, key):
+    from unlearning.config import ParamsError, check_params
+
+    params = yaml.safe_load((ROOT / "tests" / "config" / "tiny.yaml").read_text())
+    edit(params["common"]["decentralized"])
+    with pytest.raises(ParamsError, match=key) as err:
+        check_params(params)
+    assert "\n" not in str(err.value)
+
+
+def test_a_seed_outside_the_list_is_refused_before_any_training(tiny, tmp_path):
+    params, features, _ = tiny
+    with pytest.raises(KeyError, match="common.decentralized.seeds: 5"):
+        dec.step_decentralized(params, "client", 5, features, str(tmp_path / "x.json"), str(tmp_path / "t.json"))
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_hf_approximator_lands_on_the_run_without_the_sample():
+    """HF's w_T + a against the same run with the sample's loss terms dropped (skip): the approximator closes the
+    gap that deleting one sample opens (measured: 4.1e-3 without it, 2.2e-5 with it)."""
+    from unlearning.experiments.common_ground.baselines import LogisticAsTwoClasses
+    from unlearning.methods import r2d_baselines as rb
+
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(200, 6, generator=g)
+    x, y = x / x.norm(dim=1, keepdim=True), (x[:, 0] > 0).long()
+    run = lambda **kw: rb.train_hf(LogisticAsTwoClasses(torch.zeros(6)), x, y, kw.pop("forget"), 0.1, 0.995, 5.0,  # noqa: E731
+                                   1e-6, 32, 3, 0, per_sample=False, **kw)
+    with_it = run(forget=torch.tensor([5]))
+    without = run(forget=torch.zeros(0, dtype=torch.long), skip=torch.tensor([5]))
+    opened = float((with_it.theta - without.theta).norm())
+    closed = float((with_it.theta + with_it.approximator - without.theta).norm())
+    assert opened > 1e-3 and closed < opened / 50
+
+
+def test_mlp_setting_audits_r2d_hf_and_cns_and_says_why_the_convex_certificates_do_not_apply(features, tmp_path):
+    from unlearning.experiments.common_ground.mlp import step_mlp
+
+    params = yaml.safe_load((ROOT / "tests" / "config" / "tiny.yaml").read_text())
+    out = tmp_path / "m.json"
+    step_mlp(params, str(features), str(out), str(tmp_path / "t.json"))
+    result = json.loads(out.read_text())
+    assert set(result["methods"]) == {"r2d K/T=0.25", "r2d K/T=0.5", "r2d K/T=0.75", "hf", "cns"}
+    assert set(result["does_not_apply"]) == {"sglu", "lu", "d2d"}
+    for m in result["methods"].values():
+        assert m["adjacency"] == "deletion" and m["audit"]["runs_per_side"] == 4
+        if m.get("K") != m.get("T"):  # (3 epochs: the rewind of 0.75 re-runs them all, sigma 0)
+            assert m["sigma"] > 0 and m["noiseless_gap"] > 0 and m["sensitivity"] > 0  # a gap above the bound shows
+    assert result["r2d_constants"]["L"] > 0 and result["r2d_constants"]["G"] > 0
+    step_mlp(params, str(features), str(tmp_path / "again.json"), str(tmp_path / "t2.json"))
+    assert (tmp_path / "again.json").read_bytes() == out.read_bytes()
+    table = centralized_table(result, json.loads((tmp_path / "t.json").read_text()))
+    assert table.status.str.startswith("does not apply").sum() == 3

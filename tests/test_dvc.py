@@ -107,8 +107,9 @@ def test_a_parameter_or_a_module_reruns_only_its_dependents(repo):
     with open(repo / "src" / "unlearning" / "train" / "noisy_sgd.py", "a") as f:
         f.write("\n# an edit\n")
     changed = run(repo, "dvc", "repro")
-    # noisy_sgd.py is imported by SGLU's steps and the common ground's centralized setting only
-    assert jobs_run(changed) == FRONT | SGLU_RULES | {"common_centralized", "common_ground_report"}
+    # noisy_sgd.py is imported by SGLU's steps and the common ground's centralized settings only (the MLP's reuses
+    # the convex setting's canary and audit)
+    assert jobs_run(changed) == FRONT | SGLU_RULES | {"common_centralized", "common_mlp", "common_ground_report"}
     assert (repo / HISTORY).stat().st_mtime_ns == history
     run(repo, "git", "add", "-A")
     run(repo, "git", "commit", "-qm", "sglu trials 3")

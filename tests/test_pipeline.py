@@ -39,7 +39,8 @@ def deterministic_files(workdir: Path) -> dict[str, bytes]:
     files += [workdir / "reports" / "rrdu" / f"{name}.csv" for name in ("table3", "table14", "table15", "table16",
                                                                              "table17", "figure1", "claims",
                                                                              "table3_semantics")]
-    files += [workdir / "reports" / "common_ground" / "centralized.csv"]
+    files += [workdir / "reports" / "common_ground" / f"{name}.csv" for name in ("centralized", "centralized_mlp",
+                                                                                     "client", "sample", "originals")]
     return {str(f.relative_to(workdir)): f.read_bytes() for f in files}
 
 
@@ -142,10 +143,22 @@ def test_end_to_end_runs_rrdu(two_runs):
 def test_end_to_end_runs_the_common_ground(two_runs):
     a, _ = two_runs
     report = (a / "reports" / "common_ground" / "index.md").read_text()
-    assert "Centralized removal, convex model" in report and "Not built yet" in report
+    assert "## Centralized removal, convex model" in report and "## Centralized removal, MLP" in report
+    mlp = json.loads((a / "results" / "common_ground" / "centralized_mlp.json").read_text())
+    assert set(mlp["methods"]) == {"r2d K/T=0.25", "r2d K/T=0.5", "r2d K/T=0.75", "hf", "cns"}
     result = json.loads((a / "results" / "common_ground" / "centralized.json").read_text())
-    assert set(result["methods"]) == {"sglu", "sglu@0.01", "lu", "lu@0.01", "d2d", "d2d@0.01"}
-    assert "Common ground" in (a / "reports" / "index.md").read_text()
+    assert set(result["methods"]) == {"sglu", "sglu@0.01", "lu", "lu@0.01", "d2d", "d2d@0.01", "r2d K/T=0.1",
+                                     "r2d K/T=0.5", "r2d K/T=0.9", "r2d K/T=1", "hf", "cns"}
+    front = (a / "reports" / "index.md").read_text()
+    assert "## Common ground" in front and "common_ground/utility_cost.png" in front  # its section, figure and tables
+    assert "**Decentralized client removal**" in front and "**Centralized removal, MLP**" in front
+    for setting, methods in (("client", 9), ("sample", 3)):  # every method of the setting, both tiny seeds
+        for seed in (0, 1):
+            result = json.loads((a / "results" / "common_ground" / f"{setting}_s{seed}.json").read_text())
+            assert len(result["methods"]) == methods
+    assert "does not apply: RR-DU" in (a / "reports" / "common_ground" / "sample.csv").read_text()
+    assert "## Decentralized client removal" in report and "## Summary" in report
+    assert (a / "reports" / "common_ground" / "utility_cost.png").stat().st_size > 1000
 
 
 def test_end_to_end_runs_pdudt(two_runs):

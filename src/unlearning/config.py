@@ -523,13 +523,33 @@ def _check_common(cfg: dict, sglu: dict, source: str) -> None:
     """What the schema cannot say: the centralized setting runs on a dataset whose SGLU features the workflow makes,
     and every setting key is given after the scale's merge."""
     c = cfg["centralized"]
-    for key in ("dataset", "train_size", "methods", "burn_in", "lu_burn_in", "d2d_burn_in", "d2d_steps", "trials",
-                "audit_confidence", "control_noise"):
+    for key in ("dataset", "train_size", "methods", "burn_in", "lu_burn_in", "d2d_burn_in", "d2d_steps", "r2d_burn_in",
+                "r2d_eta_L_T", "r2d_rewinds", "hf", "cns", "trials", "audit_confidence", "control_noise"):
         if key not in c:
             raise ParamsError(f"{source}: common.centralized.{key}: missing; valid: see params.yaml's common section")
     if c["dataset"] not in sglu["datasets"]:
         raise ParamsError(f"{source}: common.centralized.dataset: {c['dataset']!r} has no SGLU features (not in "
                           f"sglu.datasets); valid: one of {', '.join(sglu['datasets'])}")
+    m = cfg["mlp"]
+    for key in ("train_size", "widths", "beta", "methods", "trials", "r2d"):
+        if key not in m:
+            raise ParamsError(f"{source}: common.mlp.{key}: missing; valid: see params.yaml's common section")
+    d = cfg["decentralized"]
+    for key in ("dataset", "model", "mlp_hidden", "clients", "partition", "topology", "train", "seeds", "client",
+                "sample", "finetune", "du", "pdudt", "fedrecovery", "fats", "hdus", "rrdu", "attack"):
+        if key not in d:
+            raise ParamsError(f"{source}: common.decentralized.{key}: missing; valid: see params.yaml's common section")
+    train = d["train"]
+    if (train["local_epochs"] is None) == (train["local_steps"] is None):
+        raise ParamsError(f"{source}: common.decentralized.train: set exactly one of local_epochs and local_steps")
+    for setting, kind in (("client", "client"), ("sample", "fraction")):
+        forget = d[setting]["forget"]
+        if forget["kind"] != kind:
+            raise ParamsError(f"{source}: common.decentralized.{setting}.forget.kind: {forget['kind']!r}; valid: "
+                              f"{kind} (the {setting} setting)")
+        if forget["client"] >= d["clients"]:
+            raise ParamsError(f"{source}: common.decentralized.{setting}.forget.client: {forget['client']} is not a "
+                              f"client; valid: 0..{d['clients'] - 1}")
 
 
 def load_checked(path: str | Path) -> dict:

@@ -71,9 +71,9 @@ class Setup:
         return sched
 
 
-def make_split(params: dict, name: str, labels: torch.Tensor) -> dict[str, torch.Tensor]:
-    """Client index lists and forget masks as flat tensors for safetensors."""
-    cfg = experiment_config(params, name)
+def make_split(params: dict, name: str, labels: torch.Tensor, cfg: dict | None = None) -> dict[str, torch.Tensor]:
+    """Client index lists and forget masks as flat tensors for safetensors (`cfg`: experiment `name`'s by default)."""
+    cfg = experiment_config(params, name) if cfg is None else cfg
     part, forget = cfg["partition"], cfg["forget"]
     seed = derive_seed(params["seed"], name)
     indices = partition(labels, cfg["clients"], part["kind"], seed, part["alpha"], part["train_per_client"],
@@ -120,11 +120,16 @@ def pretrain_public(model: nn.Module, x: torch.Tensor, y: torch.Tensor, public: 
 
 
 def load_setup(params: dict, name: str, features_path: str, split_path: str) -> Setup:
-    cfg = experiment_config(params, name)
+    return build_setup(params, name, experiment_config(params, name), features_path, load_tensors(split_path),
+                       split_path)
+
+
+def build_setup(params: dict, name: str, cfg: dict, features_path: str, split: dict[str, torch.Tensor],
+                split_path: str = "the split") -> Setup:
+    """The Setup of experiment `name` under config `cfg` (spine-shaped keys) and its split tensors (make_split)."""
     device = pick_device(params["device"])
     torch.use_deterministic_algorithms(True, warn_only=True)
     feats = load_tensors(features_path)
-    split = load_tensors(split_path)
     n = cfg["clients"]
     indices = [split[f"client{c}.indices"] for c in range(n)]
     masks = [split[f"client{c}.forget"] for c in range(n)]

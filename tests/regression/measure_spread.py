@@ -51,6 +51,7 @@ CDFL_TEST_IMAGES = 1000  # cdfl.quick.eval.test_images: CDFL's accuracies are in
 RRDU_IMAGES = 500        # rrdu.quick.eval.test_images (and the triggered set): in %, one image = 0.2 points
 R2D_SMALLEST = {"test_error": 1000, "unlearned_error": 68}  # the quick stand-ins' smallest test and forget sets
 COMMON_TEST_IMAGES = 2000  # the common ground's test set (SGLU's Fashion-MNIST pair): one image of one run
+COMMON_FORGET_SAMPLES = 100  # the decentralized settings' forget set at quick (one client's 100; 10 % of 10 x 100)
 GOLDEN = {"spine": (reg.GOLDEN, "methods", reg.reported, "results/spine"),
           "pdudt": (reg.GOLDEN_PDUDT, "variants", reg.reported_pdudt, "results/pdudt_fashion_mnist"),
           "sglu": (reg.GOLDEN_SGLU, "numbers", reg.reported_sglu, "results/sglu"),
@@ -70,6 +71,8 @@ def resolution(part: str, fam: str) -> float:
         return 1 / R2D_SMALLEST[fam]
     if part == "common_ground" and fam.endswith("test_accuracy"):
         return 1 / COMMON_TEST_IMAGES
+    if part == "common_ground" and fam in ("forget_accuracy", "rmia_auc"):
+        return 1 / COMMON_FORGET_SAMPLES
     return RESOLUTION_OF.get(fam, RESOLUTION)
 
 

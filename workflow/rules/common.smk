@@ -248,11 +248,39 @@ COMMON_MISSING = SGLU_MISSING.get(COMMON_DATASET)
 COMMON_PARAMS = {"common": COMMON, "sglu": {k: SGLU[k] for k in ("lam_per_n", "clip", "radius")}}
 
 
+# the decentralized settings: one job per (setting, seed), on the standardised pixels of their dataset
+COMMON_DEC = COMMON["decentralized"]
+COMMON_DEC_MISSING = missing_reason(COMMON_DEC["dataset"], config["data"]["raw_root"],
+                                    f"data/processed/{COMMON_DEC['dataset']}.safetensors")
+COMMON_DEC_RUNS = [] if COMMON_DEC_MISSING else [f"{s}_s{seed}" for s in ("client", "sample")
+                                                 for seed in COMMON_DEC["seeds"]]
+COMMON_DEC_PARAMS = {"budget": COMMON["budget"], "decentralized": COMMON_DEC}
+
+
+def common_decentralized_results():
+    return [f"results/common_ground/{run}.json" for run in COMMON_DEC_RUNS]
+
+
+def common_decentralized_timings():
+    return [f"timings/common_ground/{run}.json" for run in COMMON_DEC_RUNS]
+
+
 def common_ground_report_args():
+    missing = {}
     if COMMON_MISSING:
-        return "--missing " + shlex.quote(f"centralized={COMMON_MISSING}")
-    return ("--centralized results/common_ground/centralized.json "
-            "--timing timings/common_ground/centralized.json")
+        missing["centralized"] = COMMON_MISSING
+    if COMMON_DEC_MISSING:
+        missing["decentralized"] = COMMON_DEC_MISSING
+    args = "" if COMMON_MISSING else ("--centralized results/common_ground/centralized.json "
+                                      "--timing timings/common_ground/centralized.json "
+                                      "--mlp results/common_ground/centralized_mlp.json "
+                                      "--mlp-timing timings/common_ground/centralized_mlp.json")
+    if COMMON_DEC_RUNS:
+        args += " --decentralized " + " ".join(common_decentralized_results())
+        args += " --decentralized-timings " + " ".join(common_decentralized_timings())
+    if missing:
+        args += " --missing " + " ".join(shlex.quote(f"{k}={v}") for k, v in missing.items())
+    return args.strip()
 
 
 # --- CDFL: one cell per (dataset on disk, partition, topology, seed); the others show as missing ---

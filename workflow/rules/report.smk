@@ -55,7 +55,8 @@ rule index:
         "reports/rrdu/index.md",
         [f"reports/rrdu/{t}.csv" for t in RRDU_TABLES],
         "reports/common_ground/index.md",
-        "reports/common_ground/centralized.csv",
+        [f"reports/common_ground/{t}" for t in ("centralized.csv", "centralized_mlp.csv", "client.csv", "sample.csv",
+                                                "summary.json", "utility_cost.png")],
     output:
         md="reports/index.md",
         html=report("reports/index.html", caption="../report/index.rst", category="Reports"),

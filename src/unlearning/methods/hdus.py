@@ -140,11 +140,13 @@ def refit_weights(probs: torch.Tensor, labels: torch.Tensor, lr: float, batch: i
     return logits.detach().softmax(0)
 
 
-def unlearn(setup: Setup, directory: Path, lr: float) -> tuple[dict, int, float]:
+def unlearn(setup: Setup, directory: Path, lr: float,
+            removed: tuple[int, ...] | None = None) -> tuple[dict, int, float]:
     """Every remaining client drops the removed clients' seeds and re-fits its ensemble weights. Returns the
-    ensembles {client: (members, weights)}, the client holding the most seeds and its time in seconds."""
+    ensembles {client: (members, weights)}, the client holding the most seeds and its time in seconds.
+    `removed`: the request's clients by default; () gives the ensembles before unlearning (every seed kept)."""
     store = load_tensors(directory / STORE)
-    removed = setup.request.removed
+    removed = setup.request.removed if removed is None else removed
     remaining = [c for c in range(setup.cfg["clients"]) if c not in removed]
     busiest = max(remaining, key=lambda c: (int(store["holds"][c].sum()), -c))
     ensembles, busiest_seconds = {}, 0.0

@@ -156,10 +156,12 @@ def _clip(vec: torch.Tensor, clip: float) -> torch.Tensor:
 
 def train_hf(model: nn.Module, X: torch.Tensor, y: torch.Tensor, forget: torch.Tensor, lr0: float, decay: float,
              clip: float, l2: float, batch: int, epochs: int, seed: int, per_sample: bool = True,
-             timed_per_sample_steps: int = 0) -> HFTraining:
+             timed_per_sample_steps: int = 0, skip: torch.Tensor | None = None) -> HFTraining:
     """HF's training run with the approximators of the samples `forget` (indices into X) computed along
     (module docstring). The model is left at theta_T. `extra["per_sample_step_s"]`: the per-sample recursion's
-    mean time per step over the first `timed_per_sample_steps` steps (only with per_sample False)."""
+    mean time per step over the first `timed_per_sample_steps` steps (only with per_sample False). `skip`: samples
+    whose loss terms are dropped from their batches, the batch order and divisor unchanged: the retraining that HF's
+    approximators track (its w_U = w_T + sum a_i approximates this run without them)."""
     spec = FlatSpec.of(model)
     params = list(model.parameters())
     d = spec.dim
@@ -167,6 +169,9 @@ def train_hf(model: nn.Module, X: torch.Tensor, y: torch.Tensor, forget: torch.T
     a = torch.zeros(len(position) if per_sample else 1, d, dtype=params[0].dtype, device=params[0].device)
     is_forget = torch.zeros(len(y), dtype=torch.bool)
     is_forget[forget.cpu()] = True
+    kept = torch.ones(len(y), dtype=X.dtype, device=X.device)
+    if skip is not None:
+        kept[skip.to(X.device)] = 0.0
     train_s = approx_s = shadow_s = 0.0
     shadow = None
     if not per_sample and timed_per_sample_steps > 0:
@@ -182,7 +187,9 @@ def train_hf(model: nn.Module, X: torch.Tensor, y: torch.Tensor, forget: torch.T
             start = time.perf_counter()
             dev_idx = idx.to(X.device)
             theta = spec.flatten(model)
-            loss = F.cross_entropy(model(X[dev_idx]), y[dev_idx]) + 0.5 * l2 * sum((p * p).sum() for p in params)
+            terms = F.cross_entropy(model(X[dev_idx]), y[dev_idx], reduction="none")
+            data_loss = terms.mean() if skip is None else (terms * kept[dev_idx]).sum() / len(idx)
+            loss = data_loss + 0.5 * l2 * sum((p * p).sum() for p in params)
             _check_finite(loss.detach(), "HF training loss", epoch, s)
             grads = torch.autograd.grad(loss, params, create_graph=True)
             flat = _flat_grad(grads)

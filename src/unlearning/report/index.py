@@ -19,6 +19,7 @@ class Summary:
     headline: str
     holds: str                      # yes | no | not computed (with why) | no paper
     counts: dict[str, int] = field(default_factory=dict)
+    section: list[tuple[str, object]] = field(default_factory=list)  # Page blocks shown on the front page itself
 
 
 def write_index(summaries: list[Summary], scale: str, out_dir: str | Path, machine: str | None = None) -> None:
@@ -31,6 +32,10 @@ def write_index(summaries: list[Summary], scale: str, out_dir: str | Path, machi
     if machine:
         page.text(machine)
     page.table(pd.DataFrame(rows))
+    for s in summaries:
+        if s.section:  # a comparison across papers: its summary, figure and tables on the front page
+            page.heading(s.title)
+            page.blocks += s.section
     page.heading("Reports")
     page.bullets([f"- [{s.title}]({s.folder}/index.md)" for s in summaries])
     page.write(out_dir)

@@ -14,6 +14,14 @@ auditing literature's strongest simple canary); removing it means replacing it b
   retraining: `lu_burn_in` steps on D'. sigma: lu_sigma_for_budget (privacy/sglu_baselines.py).
 - D2D (Neel et al. 2021): noiseless GD, `d2d_burn_in` steps on D then `d2d_steps` on D', published with Gaussian
   output noise; retraining: the same GD on D' plus the same noise. sigma: Theorem L.1 (d2d_sigma_internal).
+- R2D (Mu & Klabjan 2025): noiseless GD for T = `r2d_burn_in` steps at R2D's own step size eta = `r2d_eta_L_T` /
+  (L T) (its eICU run has eta L T = 3.6), keeping the model of step T - K; unlearning rewinds there and re-runs K
+  steps on D', then adds Gaussian noise; retraining: T steps on D' plus the same noise; one row per rewind fraction
+  K / T of `r2d_rewinds`. sigma: Theorem 3.1 with m = 1 (privacy/r2d_noise.py, analytic mechanism). Its bound is
+  for deleting m of n points; the replacement here changes each step's mean gradient by at most the 2 G m / n it
+  bounds, so it applies as is.
+- HF and CNS (R2D's certified baselines; baselines.py): deterministic learners certifying deletion, so removal there
+  deletes the canary; the output noise is per run.
 
 The audit (privacy/audit.py): score = the canary's logistic loss under a run's model (low = the canary was
 learned, like the unlearned side); the threshold is chosen on the first half of the runs and the false positive
@@ -33,7 +41,7 @@ import torch
 from ...config import section_config
 from ...experiment import pick_device
 from ...files import load_metadata, load_tensors, write_json
-from ...privacy import audit
+from ...privacy import audit, r2d_noise
 from ...privacy import sglu as acc
 from ...privacy import sglu_baselines as base
 from ...resolved import config_record
@@ -42,20 +50,21 @@ from ...train import noisy_sgd as sgd
 
 log = logging.getLogger("unlearning")
 
-METHODS = ("sglu", "lu", "d2d")
+METHODS = ("sglu", "lu", "d2d", "r2d", "hf", "cns")
 
 
 def config(params: dict) -> dict:
     return section_config(params, "common")
 
 
-def canary_data(features: str, train_size: int | None, device, seed: int) -> dict:
+def canary_data(features: str, train_size: int | None, device, seed: int,
+                key: str = "common.centralized.train_size") -> dict:
     """SGLU's features, or a seeded random `train_size` of them (the file is sorted by class), with D (the canary:
     the last point, label flipped) and D' (the canary replaced by SGLU's random replacement point)."""
     data, meta = {k: v.to(device) for k, v in load_tensors(features).items()}, load_metadata(features)
     n = meta["n"] if train_size is None else train_size
     if n > meta["n"]:
-        raise ValueError(f"common.centralized.train_size = {n}: {features} holds {meta['n']} training points; "
+        raise ValueError(f"{key} = {n}: {features} holds {meta['n']} training points; "
                          f"valid: at most {meta['n']}")
     keep = (torch.arange(n) if train_size is None else
             torch.randperm(meta["n"], generator=generator(seed, "common", "centralized", "subset"))[:n])
@@ -124,9 +133,9 @@ def step_centralized(params: dict, features: str, out: str, timing: str) -> None
     scales = [1.0] if c["control_noise"] is None else [1.0, c["control_noise"]]
 
     def record(key: str, method: str, sigma: float, claimed: float, unlearned: torch.Tensor,
-               retrained: torch.Tensor, grads: dict) -> None:
+               retrained: torch.Tensor, grads: dict, **extra) -> None:
         result["methods"][key] = {
-            "method": method, "sigma": sigma, "claimed_epsilon": claimed, "gradient_evaluations": grads,
+            "method": method, "sigma": sigma, "claimed_epsilon": claimed, "gradient_evaluations": grads, **extra,
             "test_accuracy": {side: _summary(sgd.accuracy(w, data["xt"], data["yt"]))
                               for side, w in (("unlearned", unlearned), ("retrained", retrained))},
             "canary_accuracy": {side: canary_accuracy(w, data["canary"])
@@ -181,5 +190,43 @@ def step_centralized(params: dict, features: str, out: str, timing: str) -> None
             noise = torch.randn(2, trials, d, generator=generator(params["seed"], "common", key, "output")).to(device)
             record(key, "d2d", value, eps if scale == 1.0 else d2d_epsilon(bk, value, steps), moved + value * noise[0],
                    again + value * noise[1], {"learning": T * n, "unlearning": steps * n, "retraining": T * n})
+    if "r2d" in c["methods"]:
+        T = c["r2d_burn_in"]
+        eta = c["r2d_eta_L_T"] / (bk.L * T)
+        step = sgd.Step(eta, bk.m, sglu["clip"], None)
+        gen = generator(params["seed"], "common", "centralized", "r2d")
+        start = torch.randn(1, d, generator=gen).to(device)
+        again = clock("r2d retrain", sgd.gradient_descent, start, x1, y1, T, step)
+        for fraction in c["r2d_rewinds"]:
+            K = max(1, round(fraction * T))
+            key = f"r2d K/T={fraction:g}"
+            rewound = clock(f"{key} learn", sgd.gradient_descent, start, x, y, T - K, step)  # the kept checkpoint
+            moved = clock(f"{key} unlearn", sgd.gradient_descent, rewound, x1, y1, K, step)
+            certified = r2d_noise.sigma(eps, delta, K, T, eta, bk.L, sglu["clip"], 1, n)
+            noise = torch.randn(2, trials, d, generator=generator(params["seed"], "common", key, "output")).to(device)
+            record(key, "r2d", certified, eps, moved + certified * noise[0], again + certified * noise[1],
+                   {"learning": T * n, "unlearning": K * n, "retraining": T * n}, rewind=K / T, K=K, T=T, eta=eta,
+                   sensitivity=r2d_noise.sensitivity(K, T, eta, bk.L, sglu["clip"], 1, n),
+                   noiseless_gap=float((moved - again).norm()))  # what the noise must hide, beside its bound
+    for method in ("hf", "cns"):
+        if method not in c["methods"]:
+            continue
+        from ...methods.r2d_baselines import Diverged
+        from . import baselines
+
+        model_fn = lambda: baselines.LogisticAsTwoClasses(torch.zeros(d, device=device))  # noqa: E731
+        labels, constants = ((y + 1) / 2).long(), (baselines.L_LOGISTIC, baselines.G_LOGISTIC)
+        try:
+            r = clock(f"{method} learn, unlearn, retrain", getattr(baselines, method), model_fn, x, labels, n - 1,
+                      c[method], eps, delta, params["seed"], *(constants if method == "cns" else ()))
+        except Diverged as err:  # the method's own estimator failing is its result: a missing row, with the reason
+            result["methods"][method] = {"method": method, "missing": f"{method.upper()} diverged: {err}"}
+            log.warning("%s", result["methods"][method]["missing"])
+            continue
+        noise = torch.randn(2, trials, d, generator=generator(params["seed"], "common", method, "output")).to(device)
+        extra = {k: v for k, v in r.items() if k not in ("unlearned", "retrained", "sigma", "grads")}
+        record(method, method, r["sigma"], eps, r["unlearned"] + r["sigma"] * noise[0],
+               r["retrained"] + r["sigma"] * noise[1], r["grads"], adjacency="deletion",
+               noiseless_gap=float((r["unlearned"] - r["retrained"]).norm()), **extra)
     write_json(out, result)
     write_json(timing, {"seconds": seconds, "threads": torch.get_num_threads(), "device": str(device)})

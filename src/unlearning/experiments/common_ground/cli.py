@@ -1,4 +1,4 @@
-"""Common ground's commands: common-centralized, common-report."""
+"""Common ground's commands: common-centralized, common-mlp, common-decentralized, common-report."""
 
 from __future__ import annotations
 
@@ -13,9 +13,22 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
                             "experiments/common_ground/centralized.py)")
     s.set_defaults(run=run)
     add_file_options(s, ["--features", "--out", "--timing"])
+    s = sub.add_parser("common-mlp", parents=[common],
+                       help="common ground: the centralized setting on an MLP, R2D, HF and CNS with their audits (see "
+                            "experiments/common_ground/mlp.py)")
+    s.set_defaults(run=run)
+    add_file_options(s, ["--features", "--out", "--timing"])
+    s = sub.add_parser("common-decentralized", parents=[common],
+                       help="common ground: one seed of a decentralized setting, every method and its original (see "
+                            "experiments/common_ground/decentralized.py)")
+    s.set_defaults(run=run)
+    s.add_argument("--setting", required=True, help="client | sample")
+    s.add_argument("--seed", required=True, type=int, help="one of common.decentralized.seeds")
+    add_file_options(s, ["--features", "--out", "--timing"])
     s = sub.add_parser("common-report", parents=[common], help="common ground: the report")
     s.set_defaults(run=run)
-    add_file_options(s, ["--centralized?", "--timing?", "--out-dir"])
+    add_file_options(s, ["--centralized?", "--timing?", "--mlp?", "--mlp-timing?", "--decentralized*",
+                          "--decentralized-timings*", "--out-dir"])
     s.add_argument("--missing", nargs="*", default=[], help="setting=reason for each setting that could not run")
 
 
@@ -24,7 +37,18 @@ def run(params: dict, a) -> None:
         from ..common.cli import missing_reasons
         from .report import write_report
 
-        write_report(params, a.centralized, a.timing, missing_reasons(a.missing), a.out_dir)
+        write_report(params, a.centralized, a.timing, a.mlp, a.mlp_timing, a.decentralized, a.decentralized_timings,
+                     missing_reasons(a.missing), a.out_dir)
+        return
+    if a.step == "common-mlp":
+        from .mlp import step_mlp
+
+        step_mlp(params, a.features, a.out, a.timing)
+        return
+    if a.step == "common-decentralized":
+        from .decentralized import step_decentralized
+
+        step_decentralized(params, a.setting, a.seed, a.features, a.out, a.timing)
         return
     from .centralized import step_centralized
 

@@ -1,5 +1,7 @@
-"""The common-ground report (issue 16): the centralized convex setting's table and audit; what is not built yet
-is listed with why, never left out silently."""
+"""The common-ground report (issue 16): the centralized settings' tables and audits (convex model, MLP), the
+decentralized client and sample settings' tables (mean +- std over seeds) with the originals each method starts
+from, the utility-cost figure and a plain-language summary; a method that does not apply to a setting is listed
+with why, never left out silently."""
 
 from __future__ import annotations
 
@@ -9,23 +11,18 @@ from pathlib import Path
 import pandas as pd
 
 from ...files import atomic_path
-from ...report.compare import count_tables, statuses, verdict
+from ...report.compare import count_tables, read_table, statuses, verdict
 from ...report.index import Summary
 from ...report.page import Page, select
 from ...resolved import check_inputs
 
-TABLES = ("centralized",)
-LABELS = {"sglu": "SGLU", "lu": "LU", "d2d": "D2D"}
-# Issue 16's methods not run yet, with why (every row of the issue is shown, run or not)
-NOT_YET = {
-    "centralized": {"R2D (rewind fractions)": "not built yet in this setting (issue 16 open)",
-                    "HF": "not built yet in this setting (issue 16 open)",
-                    "CNS": "not built yet in this setting (issue 16 open)"},
-    "decentralized client removal": {"all": "setting not built yet (issue 16 open): retrain, fine-tune, PDUDT, "
-                                            "PDUDT(ES), FedRecovery, FATS-Unl, HDUS-approx, DU client-wise, RR-DU"},
-    "decentralized sample removal": {"all": "setting not built yet (issue 16 open): retrain, fine-tune, DU "
-                                            "sample-wise, RR-DU"},
-}
+TABLES = ("centralized", "centralized_mlp", "client", "sample")
+LABELS = {"sglu": "SGLU", "lu": "LU", "d2d": "D2D", "r2d": "R2D", "hf": "HF", "cns": "CNS", "retrain": "retrain",
+          "finetune": "fine-tune", "du": "DU", "pdudt": "PDUDT", "pdudt_es": "PDUDT(ES)", "fedrecovery": "FedRecovery",
+          "fats": "FATS-Unl", "hdus": "HDUS-approx", "rrdu": "RR-DU"}
+METRICS = ("test_accuracy", "forget_accuracy", "memorisation_gap", "loss_threshold_auc", "rmia_auc",
+           "rmia_tpr_at_1pct_fpr", "rmia_tpr_at_0.1pct_fpr")
+REMOVED_WITHIN = 0.02  # a method "removed" the forget set when its memorisation gap is within this of retraining's
 
 
 def centralized_table(result: dict, timing: dict) -> pd.DataFrame:
@@ -34,11 +31,16 @@ def centralized_table(result: dict, timing: dict) -> pd.DataFrame:
     rows = []
     seconds = timing.get("seconds", {})
     for key, m in result["methods"].items():
+        if "missing" in m:
+            rows.append({"method": LABELS[m["method"]], "status": f"missing: {m['missing']}"})
+            continue
         a = m["audit"]
         holds = a["epsilon_lower"] <= m["claimed_epsilon"]
-        control = key != m["method"]
+        control = "@" in key
+        label = LABELS[m["method"]] + (f" (K/T = {m['rewind']:.3g})" if "rewind" in m else "")
         rows.append({
-            "method": LABELS[m["method"]] + (f" (control: sigma x {result['control_noise']:g})" if control else ""),
+            "method": label + (f" (control: sigma x {result['control_noise']:g})" if control else ""),
+            "noiseless_gap": m.get("noiseless_gap"), "sensitivity": m.get("sensitivity"),
             "claimed_epsilon": m["claimed_epsilon"], "delta": result["delta"],
             "sigma": m["sigma"], "test_acc_unlearned": m["test_accuracy"]["unlearned"]["mean"],
             "test_acc_unlearned_std": m["test_accuracy"]["unlearned"]["std"],
@@ -54,19 +56,156 @@ def centralized_table(result: dict, timing: dict) -> pd.DataFrame:
             "audit_fp": a["false_positives"], "audit_fn": a["false_negatives"],
             "status": ("holds" if holds else "fails") + f": audit lower bound {a['epsilon_lower']:.3g} vs claimed "
                       f"{m['claimed_epsilon']:g} ({100 * a['confidence']:g} % confidence)"})
-    for method, why in NOT_YET["centralized"].items():
-        rows.append({"method": method, "status": f"missing: {why}"})
+    for method, why in result.get("does_not_apply", {}).items():
+        rows.append({"method": LABELS[method], "status": f"does not apply: {why}"})
     return pd.DataFrame(rows)
 
 
-def write_report(params: dict, centralized: str | None, timing: str | None, missing: dict[str, str],
+def _seed_rows(results: list[dict]) -> pd.DataFrame:
+    """One row per (setting, seed, method or original) with every metric and cost."""
+    rows = []
+    for r in results:
+        for group in ("originals", "methods"):
+            for key, m in r[group].items():
+                claim = m.get("claimed", {})
+                rows.append({"setting": r["setting"], "seed": r["seed"], "group": group, "key": key,
+                             "trained_by": m["trained_by"], **{k: m[k] for k in METRICS if k in m},
+                             "memorisation_gap": m["forget_accuracy"] - m["test_accuracy"],
+                             "gradient_evaluations": m["gradient_evaluations"], "bytes_read": m.get("bytes_read"),
+                             "communication_floats": m["communication_floats"],
+                             "claimed_epsilon": claim.get("epsilon"), "claim": claim.get("basis")})
+    return pd.DataFrame(rows)
+
+
+def _mean_std(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Seed mean and std (ddof 0) of every metric, per `keys`; costs and claims from the first seed."""
+    out = []
+    for _, g in rows.groupby(keys, sort=False):
+        first = g.iloc[0]
+        row = {k: first[k] for k in keys}
+        row["seeds"] = len(g)
+        for k in METRICS:
+            row[k], row[f"{k}_std"] = float(g[k].mean()), float(g[k].std(ddof=0))
+        for k in ("gradient_evaluations", "bytes_read", "communication_floats"):
+            row[k] = float(g[k].mean()) if g[k].notna().all() else None
+        row["trained_by"], row["claimed_epsilon"], row["claim"] = first["trained_by"], first["claimed_epsilon"], \
+            first["claim"]
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def removal_status(gap: float, own_original_gap: float, retrain_gap: float) -> str:
+    """What the forget set's memorisation gap (forget minus test accuracy) says: the method removed it (within
+    REMOVED_WITHIN of retraining's), kept it, or had nothing to remove (its original's gap within twice that)."""
+    numbers = f"gap {gap:.3f}; its original {own_original_gap:.3f}, retraining {retrain_gap:.3f}"
+    if own_original_gap <= retrain_gap + 2 * REMOVED_WITHIN:  # not clearly beyond what "removed" tolerates
+        return f"vacuous: its original carried nothing measurable ({numbers})"
+    return ("removed" if gap <= retrain_gap + REMOVED_WITHIN else "kept") + f": {numbers}"
+
+
+def decentralized_tables(results: list[dict], timings: dict) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
+    """Per setting, one row per method (seed mean and std) with its status; and the originals table."""
+    rows = _seed_rows(results)
+    order = {k: i for i, k in enumerate([*LABELS, "dsgd", "eq2", "fedsgd", "fats", "hdus", "walk"])}
+    rows = rows.sort_values(["group", "key"], key=lambda col: col.map(order) if col.name == "key" else col,
+                            kind="stable")
+    originals = _mean_std(rows[rows.group == "originals"], ["setting", "key"])
+    methods = _mean_std(rows[rows.group == "methods"], ["setting", "key"])
+    tables = {}
+    for setting in ("client", "sample"):
+        part = methods[methods.setting == setting].copy()
+        if part.empty:
+            tables[setting] = part
+            continue
+        own = originals[originals.setting == setting].set_index("key")["memorisation_gap"]
+        retrain_gap = float(part.loc[part.key == "retrain", "memorisation_gap"].iloc[0]) \
+            if (part.key == "retrain").any() else None
+        part["method"] = [LABELS[k] for k in part.key]
+        part["unlearn_s"] = [timings.get(setting, {}).get(k) for k in part.key]
+        part["status"] = [
+            "reference: exact retraining" if k == "retrain" else
+            "missing: no retraining to compare with" if retrain_gap is None else
+            removal_status(g, float(own[tb]), retrain_gap)
+            for k, tb, g in zip(part.key, part.trained_by, part.memorisation_gap)]
+        r0 = next(r for r in results if r["setting"] == setting)
+        extra = [{"setting": setting, "method": LABELS[m], "status": f"does not apply: {why}"}
+                  for m, why in r0["does_not_apply"].items()]
+        tables[setting] = pd.concat([part, pd.DataFrame(extra)], ignore_index=True)
+    return tables, originals
+
+
+def _mean_seconds(timing_files: list[dict]) -> dict:
+    """{setting: {method: mean unlearning seconds over seeds}}."""
+    out: dict = {}
+    for t in timing_files:
+        for k, v in t["seconds"].items():
+            out.setdefault(t["setting"], {}).setdefault(k, []).append(v)
+    return {s: {k: sum(v) / len(v) for k, v in d.items()} for s, d in out.items()}
+
+
+def _claim_order(label: str) -> tuple:
+    """exact first, then certified by epsilon, then none: the same colour for the same claim in every panel."""
+    if label == "exact (0)":
+        return (0, 0.0)
+    if label == "none":
+        return (2, 0.0)
+    return (1, float(label.split("(")[1].rstrip(")")))
+
+
+def utility_cost_figure(tables: dict[str, pd.DataFrame], centralized: dict[str, pd.DataFrame], path: Path) -> None:
+    """Test accuracy against per-sample gradient evaluations of unlearning (symlog: several methods spend none),
+    one panel per setting, coloured by claimed epsilon (exact, certified, none)."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    from ...report import style
+
+    style.apply()
+    panels = [(f"decentralized {s} removal", t[t.status.str.match("(reference|removed|kept|vacuous)")])
+              for s, t in tables.items() if not t.empty]
+    for title, c in centralized.items():
+        if "status" not in c or "test_acc_unlearned" not in c:
+            continue
+        c = c[c.status.str.match("(holds|fails)") & ~c.method.str.contains("control")]
+        panels.append((title, c.rename(columns={"test_acc_unlearned": "test_accuracy",
+                                                "grads_unlearning": "gradient_evaluations"})))
+    fig, axes = plt.subplots(1, max(len(panels), 1), figsize=(5 * max(len(panels), 1), 4), squeeze=False)
+    for ax, (title, t) in zip(axes[0], panels):
+        claim = ["none" if pd.isna(e) else ("exact (0)" if e == 0 else f"certified ({e:g})")
+                 for e in t.claimed_epsilon]
+        colours = sns.color_palette()  # the same colour for the same kind of claim in every panel
+        palette = {c: colours[_claim_order(c)[0]] for c in claim}
+        sns.scatterplot(x=t.gradient_evaluations.astype(float), y=t.test_accuracy.astype(float), hue=claim,
+                        hue_order=sorted(set(claim), key=_claim_order), palette=palette, s=60, ax=ax)
+        for _, r in t.iterrows():
+            where = (float(r["gradient_evaluations"]), float(r["test_accuracy"]))
+            ax.annotate(r["method"].replace("K/T = ", ""), where, fontsize=7,
+                        xytext=(3, 3), textcoords="offset points")
+        ax.set_xscale("symlog", linthresh=1.0)
+        ax.set_xlim(-0.3, 10 * max(1.0, float(t.gradient_evaluations.max())))
+        ax.set(title=title, xlabel="per-sample gradient evaluations of unlearning", ylabel="test accuracy")
+        ax.legend(title="claimed epsilon", fontsize=7)
+    style.save(fig, path)
+
+
+DEC_COLUMNS = ["method", "seeds", "test_accuracy", "test_accuracy_std", "forget_accuracy", "forget_accuracy_std",
+               "memorisation_gap", "loss_threshold_auc", "rmia_auc", "rmia_tpr_at_1pct_fpr",
+               "rmia_tpr_at_0.1pct_fpr", "gradient_evaluations", "bytes_read", "communication_floats",
+               "claimed_epsilon", "unlearn_s", "status"]
+
+
+def write_report(params: dict, centralized: str | None, timing: str | None, mlp: str | None, mlp_timing: str | None,
+                 decentralized: list[str], decentralized_timings: list[str], missing: dict[str, str],
                  out_dir: str) -> None:
-    """The report; `missing` holds {setting: reason} for a setting that could not run (its features absent)."""
+    """The report; `missing` holds {setting: reason} for a setting that could not run (its data absent)."""
     from .centralized import config
 
     if centralized is None and "centralized" not in missing:
         raise ValueError("common-report: give --centralized and --timing, or --missing centralized=<reason>")
-    header = check_inputs(params, [centralized] if centralized else [])
+    if not decentralized and "decentralized" not in missing:
+        raise ValueError("common-report: give --decentralized (and --decentralized-timings), or --missing "
+                         "decentralized=<reason>")
+    header = check_inputs(params, [f for f in (centralized, mlp) if f] + list(decentralized))
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     if centralized:
@@ -76,23 +215,75 @@ def write_report(params: dict, centralized: str | None, timing: str | None, miss
         c, budget = config(params)["centralized"], config(params)["budget"]
         result = {"dataset": c["dataset"], "n": None, "d": None, "trials": c["trials"], **budget}
         table = pd.DataFrame([{"method": m, "status": f"missing: {missing['centralized']}"} for m in c["methods"]])
+    if mlp:
+        mlp_result = json.loads(Path(mlp).read_text())
+        mlp_table = centralized_table(mlp_result, json.loads(Path(mlp_timing).read_text()))
+    else:
+        mlp_result = {"widths": None, "trials": None}
+        mlp_table = pd.DataFrame([{"method": "all", "status": f"missing: {missing.get('centralized', 'not run')}"}])
+    dec_results = [json.loads(Path(f).read_text()) for f in decentralized]
+    if dec_results:
+        seconds = _mean_seconds([json.loads(Path(f).read_text()) for f in decentralized_timings])
+        dec_tables, originals = decentralized_tables(dec_results, seconds)
+    else:
+        dec_tables = {s: pd.DataFrame([{"method": "all", "status": f"missing: {missing['decentralized']}"}])
+                      for s in ("client", "sample")}
+        originals = pd.DataFrame()
     timed = [c for c in ("unlearn_s", "retrain_s") if c in table]  # wall times vary: their own file
     with atomic_path(out / "centralized.csv") as tmp:
         table.drop(columns=timed).to_csv(tmp, index=False, float_format="%.6g")
+    mlp_timed = [c for c in ("unlearn_s", "retrain_s") if c in mlp_table]
+    with atomic_path(out / "centralized_mlp.csv") as tmp:
+        mlp_table.drop(columns=mlp_timed).to_csv(tmp, index=False, float_format="%.6g")
+    timing_rows = [table[["method", *timed]].assign(setting="centralized"),
+                   mlp_table[["method", *mlp_timed]].assign(setting="centralized_mlp")]
+    for setting, t in dec_tables.items():
+        with atomic_path(out / f"{setting}.csv") as tmp:
+            select(t, [c for c in DEC_COLUMNS if c != "unlearn_s"]).to_csv(tmp, index=False, float_format="%.6g")
+        if "unlearn_s" in t:
+            timing_rows.append(t[["method", "unlearn_s"]].assign(setting=setting))
+    with atomic_path(out / "originals.csv") as tmp:
+        originals.to_csv(tmp, index=False, float_format="%.6g")
     with atomic_path(out / "timing.csv") as tmp:
-        table[["method", *timed]].to_csv(tmp, index=False, float_format="%.6g")
+        pd.concat(timing_rows, ignore_index=True).to_csv(tmp, index=False, float_format="%.6g")
+    utility_cost_figure({s: t for s, t in dec_tables.items() if "gradient_evaluations" in t},
+                        {"centralized, convex": table, "centralized, MLP": mlp_table}, out / "utility_cost.png")
+
+    budget = config(params)["budget"]
     page = Page(f"Common ground: every method on one task, with an audit of every certificate (scale "
                 f"`{params['scale']}`)")
     page.text(header)
     page.text(
         "Each paper evaluates its method on its own data, model, budget and attack; here the methods share one "
-        f"task and one budget (epsilon {result['epsilon']:g}, delta {result['delta']:g}, each method's noise from "
-        "its own certificate), and an auditor checks each certificate: it sees the models of many independent "
-        "runs of the method and of retraining, and from how well a threshold on the canary's loss tells them apart "
-        "it computes a lower bound on the epsilon the runs need (Clopper-Pearson, threshold chosen on the first "
-        "half of the runs, counted on the second). A lower bound above the claimed epsilon would be a finding: the "
-        "certificate is wrong or its assumptions fail.")
+        f"task per setting and one budget (epsilon {budget['epsilon']:g}, delta {budget['delta']:g}, each "
+        "method's noise from its own certificate where it has one).")
+    page.heading("Summary")
+    lines = plain_summary(dec_tables, {"convex": table, "MLP": mlp_table})
+    page.bullets(lines)
+    with atomic_path(out / "summary.json") as tmp:  # the front page's common-ground section reads it
+        tmp.write_text(json.dumps({"summary": lines}, indent=2) + "\n")
+    page.figure("utility_cost.png", "test accuracy against the gradient evaluations of unlearning, by claimed epsilon")
+    for setting, title in (("client", "Decentralized client removal"), ("sample", "Decentralized sample removal")):
+        page.heading(title)
+        page.text(DEC_TEXT[setting])
+        page.table(select(dec_tables[setting], DEC_COLUMNS))
+    if not originals.empty:
+        page.heading("What each method's original carried")
+        page.text(
+            "Every trained state a method starts from, judged like the methods (the remaining clients' models). "
+            "Its memorisation gap (forget minus test accuracy) and the attacks against it are what its methods had to "
+            "remove; retraining's row above is the level of a model that never saw the forget set.")
+        page.table(select(originals, ["setting", "key", "trained_by", "seeds", "test_accuracy", "forget_accuracy",
+                                      "memorisation_gap", "memorisation_gap_std", "loss_threshold_auc", "rmia_auc",
+                                      "rmia_tpr_at_1pct_fpr", "rmia_tpr_at_0.1pct_fpr", "gradient_evaluations",
+                                      "communication_floats"]))
     page.heading("Centralized removal, convex model")
+    page.text(
+        "An auditor checks each certificate: it sees the models of many independent runs of the method and of "
+        "retraining, and from how well a threshold on the canary's loss tells them apart it computes a lower bound "
+        "on the epsilon the runs need (Clopper-Pearson, threshold chosen on the first half of the runs, counted on "
+        "the second). A lower bound above the claimed epsilon would be a finding: the certificate is wrong or its "
+        "assumptions fail.")
     page.text(
         f"SGLU's task: L2-regularised logistic regression on {result['dataset']} binary features (the `sglu` "
         f"section's pair and constants), n = {result['n']}, d = {result['d']}. The forget set is one canary, the "
@@ -102,20 +293,110 @@ def write_report(params: dict, centralized: str | None, timing: str | None, miss
         "method runs again at a small fraction of its certified sigma (a control, with the epsilon its own "
         "certificate gives that sigma): where the audit's bound is positive there, the audit could see the canary, "
         "so its 0 at the certified sigma is evidence and not blindness.")
-    page.table(select(table, ["method", "claimed_epsilon", "sigma", "test_acc_unlearned", "test_acc_retrained",
+    page.table(select(table, ["method", "claimed_epsilon", "sigma", "sensitivity", "noiseless_gap",
+                              "test_acc_unlearned", "test_acc_retrained",
                               "canary_acc_unlearned", "canary_acc_retrained", "grads_unlearning", "grads_retraining",
                               "unlearn_s", "retrain_s", "audit_epsilon_lower", "audit_epsilon_point",
                               "audit_epsilon_upper", "audit_runs", "status"]))
+    page.heading("Centralized removal, MLP")
+    page.text(
+        f"The same canary task with R2D's smooth MLP (SmeLU; widths {mlp_result['widths']}), "
+        f"{mlp_result['trials']} runs a side, removal by deletion. R2D trains by its own recipe (minibatch SGD, "
+        "decaying step) and estimates L and G as its Appendix D does; HF and CNS at the convex setting's settings. "
+        "sensitivity: the certificate's bound on the distance between the noiseless unlearned and retrained models; "
+        "noiseless_gap: that distance as measured. A gap above the bound means the certificate's premise fails here, "
+        "and the audit then faults it.")
+    page.table(select(mlp_table, ["method", "claimed_epsilon", "sigma", "sensitivity", "noiseless_gap",
+                                  "test_acc_unlearned", "test_acc_retrained", "grads_unlearning", "grads_retraining",
+                                  "audit_epsilon_lower", "audit_epsilon_point", "audit_epsilon_upper", "audit_runs",
+                                  "status"]))
     if missing:
         page.heading("Missing").bullets([f"- {setting}: {reason}" for setting, reason in missing.items()])
-    page.heading("Not built yet")
-    page.bullets([f"- {setting}: {m}: {why}" for setting, methods in NOT_YET.items() for m, why in methods.items()])
     page.write(out)
 
 
+DEC_TEXT = {
+    "client": (
+        "One D-SGD task (`common.decentralized`: the dataset's standardised pixels, IID shards, a fresh Erdos-Renyi "
+        "graph every round, the same theta^0 and graphs for every training run); the last client leaves with all of "
+        "its data. Each method starts from the trained state its paper assumes (`trained_by`; PDUDT from the same "
+        "task trained by its Eq. 2, FedRecovery from FedSGD, FATS-Unl from FedAvg over sampled clients, HDUS from its "
+        "seed models) and is judged on the remaining clients' models, averaged over them. memorisation_gap: forget "
+        "minus test accuracy (about 0 for a model that never saw the forget set, IID data); status: removed when "
+        "within 0.02 of retraining's, vacuous when the method's own original was within 0.04 of it (nothing "
+        "measurable to remove). Attacks: the loss threshold (the papers' style) and RMIA against reference models "
+        "trained on half the test set, TPR at 1 % and 0.1 % FPR. Costs: per-sample gradient evaluations, bytes "
+        "read from stored histories, floats communicated; claimed_epsilon: empty where the method claims none "
+        "(the claim column of the result file says why). Mean over seeds, std beside the accuracies."),
+    "sample": (
+        "The same task; 10 % of every client's data leaves (`forget.kind: fraction`). Columns as above; DU runs "
+        "sample-wise (its Algorithm 1 at every client), fine-tuning and retraining on the retained data."),
+}
+
+
+def plain_summary(tables: dict[str, pd.DataFrame], centralized: dict[str, pd.DataFrame]) -> list[str]:
+    """A few plain sentences computed from the tables: which methods removed what, at what cost, and whether the
+    audited certificates held."""
+    lines = []
+    for setting, t in tables.items():
+        if "memorisation_gap" not in t:
+            continue
+        done = t[t.status.str.startswith("removed")].method.tolist()
+        kept = t[t.status.str.startswith("kept")].method.tolist()
+        vacuous = t[t.status.str.startswith("vacuous")].method.tolist()
+        lines.append(f"- {setting} removal: removed like retraining: {', '.join(done) or 'none'}; kept what their "
+                     f"original carried: {', '.join(kept) or 'none'}; nothing to remove (their original carried "
+                     f"nothing measurable): {', '.join(vacuous) or 'none'}.")
+        ref = t[t.method == "retrain"]
+        if not ref.empty and ref.gradient_evaluations.iloc[0]:
+            cheap = t[t.status.str.startswith("removed") & (t.gradient_evaluations < ref.gradient_evaluations.iloc[0])]
+            lines.append(f"- {setting} removal: cheaper than retraining in gradient evaluations and still removed: "
+                         f"{', '.join(cheap.method) or 'none'}.")
+    for model, c in centralized.items():
+        if "audit_epsilon_lower" not in c:
+            continue
+        audited = c[c.status.str.match("(holds|fails)")]
+        control = audited.method.str.contains("control")
+        held = audited[~control & audited.status.str.startswith("holds")].method.tolist()
+        failed = audited[~control & audited.status.str.startswith("fails")].method.tolist()
+        seen = audited[control & (audited.audit_epsilon_lower > 0)].method.tolist()
+        line = (f"- centralized, {model}: certificates the audit could not fault: {', '.join(held) or 'none'}; "
+                f"**faulted** (lower bound above the claimed epsilon): {', '.join(failed) or 'none'}")
+        if control.any():
+            line += f"; controls where the audit saw the canary at reduced noise: {', '.join(seen) or 'none'}"
+        over = audited[audited.noiseless_gap > audited.sensitivity] if "sensitivity" in audited else audited[:0]
+        if len(over):
+            line += ("; measured gap above the certificate's own sensitivity bound: " +
+                     ", ".join(f"{r.method} ({r.noiseless_gap:.3g} > {r.sensitivity:.3g})" for r in over.itertuples()))
+        lines.append(line + ".")
+    return lines
+
+
+AUDIT_COLUMNS = ["method", "claimed_epsilon", "sigma", "test_acc_unlearned", "audit_epsilon_lower", "audit_runs",
+                 "status"]
+FRONT_COLUMNS = ["method", "test_accuracy", "forget_accuracy", "memorisation_gap", "rmia_tpr_at_1pct_fpr",
+                 "gradient_evaluations", "claimed_epsilon", "status"]
+
+
 def summary(out_dir: str | Path) -> Summary:
-    """The front page's row: whether every audited certificate's claim is at least the audit's lower bound."""
+    """The front page's row: whether every audited certificate's claim is at least the audit's lower bound; and
+    its section there: the plain-language summary, the figure and the three tables (the report has every column)."""
     out = Path(out_dir)
+    section: list[tuple[str, object]] = []
+    if (out / "summary.json").is_file():
+        section.append(("ul", json.loads((out / "summary.json").read_text())["summary"]))
+    if (out / "utility_cost.png").is_file():
+        section.append(("img", ("common_ground/utility_cost.png", "test accuracy against the gradient evaluations "
+                                                                  "of unlearning, by claimed epsilon")))
+    for table, title, columns in (
+            ("client", "Decentralized client removal", FRONT_COLUMNS),
+            ("sample", "Decentralized sample removal", FRONT_COLUMNS),
+            ("centralized", "Centralized removal, convex model", AUDIT_COLUMNS),
+            ("centralized_mlp", "Centralized removal, MLP", AUDIT_COLUMNS)):
+        df = read_table(out, table)
+        if not df.empty:
+            section += [("p", (f"**{title}** ([all columns](common_ground/index.md)):",)),
+                        ("table", (select(df, columns), ".4g"))]
     return Summary("common_ground", "Common ground (issue 16: all methods, one task, an audit of each certificate)",
                    "every certified method's claimed epsilon is at least the audit's lower bound",
-                   verdict([s.split(":")[0] for s in statuses(out, TABLES)]), count_tables(out, TABLES))
+                   verdict([s.split(":")[0] for s in statuses(out, TABLES)]), count_tables(out, TABLES), section)
