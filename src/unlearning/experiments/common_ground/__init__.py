@@ -1,2 +1,10 @@
 """Common ground (issue 16): the methods of every paper on one task and budget, with an empirical audit of each
-certificate. Built so far: the centralized setting on the convex model (centralized.py)."""
+certificate: the centralized settings (centralized.py: the convex model; mlp.py: an MLP; baselines.py: HF and CNS),
+the decentralized client and sample settings (decentralized.py), and the report (report.py)."""
+
+from ...config import section_config
+
+
+def config(params: dict) -> dict:
+    """The params section `common` with its scale override merged in."""
+    return section_config(params, "common")

@@ -47,14 +47,11 @@ from ...privacy import sglu_baselines as base
 from ...resolved import config_record
 from ...seeding import generator
 from ...train import noisy_sgd as sgd
+from . import config
 
 log = logging.getLogger("unlearning")
 
 METHODS = ("sglu", "lu", "d2d", "r2d", "hf", "cns")
-
-
-def config(params: dict) -> dict:
-    return section_config(params, "common")
 
 
 def canary_data(features: str, train_size: int | None, device, seed: int,

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ...config import deep_merge, section_config
+from ...config import deep_merge
 from ...evaluate.attacks import rmia
 from ...evaluate.attacks.loss_threshold import loss_threshold_auc
 from ...evaluate.attacks.shadow import stratified_halves, train_shadows
@@ -48,6 +48,7 @@ from ...resolved import config_record
 from ...seeding import generator
 from ...topology import graph_for_round
 from ...train.dsgd import train
+from . import config
 
 log = logging.getLogger("unlearning")
 
@@ -70,10 +71,6 @@ ORIGINALS = {"dsgd": "D-SGD (train.mixing)", "eq2": "D-SGD by PDUDT's Eq. 2 (gra
              "fedsgd": "FedSGD, every client every round (FedRecovery)",
              "fats": "FedAvg over sampled clients (FATS)", "hdus": "HDUS main and seed models",
              "walk": "a token walking the clients with Adam (RR-DU's Algorithm 2)"}
-
-
-def config(params: dict) -> dict:
-    return section_config(params, "common")
 
 
 def setting_config(params: dict, setting: str) -> dict:
@@ -317,8 +314,10 @@ def step_decentralized(params: dict, setting: str, seed: int, features: str, out
                 rounds = range(start, start + (mcfg["rounds"] if method == "finetune" else state.rounds))
                 res.cost.communication_floats = dsgd_floats(setup, res.clients, rounds)
             record(method, res, judge.models(res.theta))
+        # PDUDT's and FedRecovery's training: the same task by Eq. 2 (gradient mixing)
+        eq2 = (make_setup(params, setting, seed, features, mixing="gradient")
+               if {"pdudt", "pdudt_es", "fedrecovery"} & set(methods) else None)
         if {"pdudt", "pdudt_es"} & set(methods):
-            eq2 = make_setup(params, setting, seed, features, mixing="gradient")
             state2, cost2 = _trained(eq2, root / "eq2", history=True)
             original("eq2", state2.theta, state2.clients, cost2)
             for method in ("pdudt", "pdudt_es"):
@@ -328,7 +327,6 @@ def step_decentralized(params: dict, setting: str, seed: int, features: str, out
         if "fedrecovery" in methods:
             from ...methods.fedrecovery import train_server
 
-            eq2 = make_setup(params, setting, seed, features, mixing="gradient")
             n, rounds = cfg["clients"], cfg["train"]["rounds"]
             writer = HistoryWriter(root / "fedsgd" / "history", rounds, list(range(n)), eq2.spec.dim,
                                    params["engine"]["history_dtype"])

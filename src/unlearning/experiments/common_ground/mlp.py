@@ -23,7 +23,6 @@ import torch
 import torch.nn.functional as F
 from torch.func import functional_call, vmap
 
-from ...config import section_config
 from ...experiment import pick_device
 from ...files import write_json
 from ...history import CheckpointStore
@@ -34,7 +33,7 @@ from ...resolved import config_record
 from ...seeding import derive_seed, generator
 from ...train import checkpointed_sgd as cs
 from ...train.flat import FlatSpec
-from . import baselines
+from . import baselines, config
 from .centralized import _summary, canary_data, held_out_audit
 
 log = logging.getLogger("unlearning")
@@ -56,7 +55,7 @@ def per_run(model: torch.nn.Module, spec: FlatSpec, thetas: torch.Tensor, x: tor
 
 def step_mlp(params: dict, features: str, out: str, timing: str) -> None:
     """R2D at every rewind fraction, HF and CNS on the MLP, `trials` runs a side each, and their audits."""
-    cfg = section_config(params, "common")
+    cfg = config(params)
     c, m, budget = cfg["centralized"], cfg["mlp"], cfg["budget"]
     eps, delta, trials, seed = budget["epsilon"], budget["delta"], m["trials"], params["seed"]
     device = pick_device(params["device"])

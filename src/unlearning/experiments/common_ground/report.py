@@ -15,6 +15,7 @@ from ...report.compare import count_tables, read_table, statuses, verdict
 from ...report.index import Summary
 from ...report.page import Page, select
 from ...resolved import check_inputs
+from . import config
 
 TABLES = ("centralized", "centralized_mlp", "client", "sample")
 LABELS = {"sglu": "SGLU", "lu": "LU", "d2d": "D2D", "r2d": "R2D", "hf": "HF", "cns": "CNS", "retrain": "retrain",
@@ -198,8 +199,6 @@ def write_report(params: dict, centralized: str | None, timing: str | None, mlp:
                  decentralized: list[str], decentralized_timings: list[str], missing: dict[str, str],
                  out_dir: str) -> None:
     """The report; `missing` holds {setting: reason} for a setting that could not run (its data absent)."""
-    from .centralized import config
-
     if centralized is None and "centralized" not in missing:
         raise ValueError("common-report: give --centralized and --timing, or --missing centralized=<reason>")
     if not decentralized and "decentralized" not in missing:
