@@ -95,6 +95,7 @@ def test_step_runs_every_method_and_its_control_and_the_report_reads_it(features
     (lambda c: c["centralized"].update(control_noise=2.0), "control_noise"),
     (lambda c: c["centralized"].update(methods=["fedrecovery"]), "methods"),
     (lambda c: c["centralized"].update(r2d_rewinds=[0.0]), "r2d_rewinds"),
+    (lambda c: c["budget"].update(epsilon=2.0), "common.budget.epsilon"),  # DU's certificate: epsilon <= 1
 ])
 def test_bad_common_params_stop_in_one_line_naming_the_key(edit, key):
     from unlearning.config import ParamsError, check_params

@@ -550,6 +550,14 @@ def _check_common(cfg: dict, sglu: dict, source: str) -> None:
         if forget["client"] >= d["clients"]:
             raise ParamsError(f"{source}: common.decentralized.{setting}.forget.client: {forget['client']} is not a "
                               f"client; valid: 0..{d['clients'] - 1}")
+    eps = cfg["budget"]["epsilon"]  # each certify path's own range, before any run starts
+    if eps > 1 and any("du" in d[setting]["methods"] for setting in ("client", "sample")):
+        raise ParamsError(f"{source}: common.budget.epsilon: {eps:g}: DU's certificate (the classical Gaussian "
+                          "mechanism, its Theorem 1) holds for epsilon <= 1 only; valid: a number in (0, 1], or du "
+                          "out of common.decentralized's methods")
+    if eps > 1e12 and ("r2d" in c["methods"] or "r2d" in m["methods"]):
+        raise ParamsError(f"{source}: common.budget.epsilon: {eps:g}: R2D's analytic Gaussian mechanism is exact up "
+                          "to 1e12 (privacy/r2d_noise.py); valid: a number in (0, 1e12]")
 
 
 def load_checked(path: str | Path) -> dict:
