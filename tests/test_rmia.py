@@ -94,3 +94,18 @@ def test_rmia_is_at_chance_on_a_model_that_never_saw_them(world):
     x, y = world[0], world[1]
     m = _attack(_train(x[4000:5000], y[4000:5000], 2), world)  # trained on other data only
     assert abs(m["auc"] - 0.5) < 0.08 and m["tpr_at_0.01_fpr"] < 0.06  # measured: 0.526 and 0.03
+
+
+def test_rmia_attack_equals_its_parts_with_online_population_marginal():
+    """`RMIA.fit` with the references' membership of the population and `attack` compose `marginal`, `scores` and
+    `metrics` exactly (the path both decentralized experiments take)."""
+    rng = np.random.default_rng(3)
+    p_t, p_ref = rng.uniform(0.05, 1, 60), rng.uniform(0.05, 1, (2, 60))
+    p_t_pop, p_ref_pop = rng.uniform(0.05, 1, 300), rng.uniform(0.05, 1, (2, 300))
+    pop_member = rng.uniform(size=(2, 300)) < 0.5
+    got = RMIA(a=0.4).fit({"p_ref_pop": p_ref_pop, "pop_member": pop_member}).attack(p_t, p_ref, p_t_pop, 25)
+    s = rmia.scores(p_t, p_ref, p_t_pop, p_ref_pop, a=0.4, pop_marginal=rmia.marginal(p_ref_pop, pop_member, 0.4))
+    assert got == rmia.metrics(s[:25], s[25:])
+    offline = RMIA(a=0.4).fit({"p_ref_pop": p_ref_pop}).attack(p_t, p_ref, p_t_pop, 25)
+    s_off = rmia.scores(p_t, p_ref, p_t_pop, p_ref_pop, a=0.4)
+    assert offline == rmia.metrics(s_off[:25], s_off[25:]) and offline != got

@@ -13,9 +13,10 @@ For a candidate x with label y, the signal is a model's probability of the true 
 No maintained library packages it for this stack: Privacy Meter's PyPI release (1.0, 2023) predates RMIA and
 depends on TensorFlow; the attack is a few array operations, written here with numpy and scikit-learn's ROC.
 
-Behind the `attacks.Attack` interface: `fit` takes the reference models' and the population's probabilities,
-`member_scores(p_target, labels=None)` needs the candidates' reference probabilities set by `for_candidates`;
-most callers use the functions `scores` and `metrics` directly.
+Behind the `attacks.Attack` interface (`RMIA`): `fit` takes the references' probabilities of the population (and,
+where known, which reference trained on which population sample), once per set of references; `attack` then judges
+one target model from its probabilities of the candidates and the population. The functions `marginal`, `scores`
+and `metrics` are its parts.
 """
 
 from __future__ import annotations
@@ -103,16 +104,19 @@ def metrics(members: np.ndarray, nonmembers: np.ndarray, fprs: tuple[float, ...]
 
 
 class RMIA:
-    """RMIA behind the attacks.Attack interface: `fit` stores the population's probabilities (target-independent
-    parts are given per call), `member_scores` scores candidates given their reference probabilities."""
+    """RMIA behind the attacks.Attack interface: `fit` fixes the population's part (the references' probabilities
+    of the population and Pr(z)) once per set of references; `member_scores` and `attack` judge one target."""
 
     def __init__(self, a: float = DEFAULT_A, gamma: float = DEFAULT_GAMMA):
         self.a, self.gamma = a, gamma
         self.population: dict | None = None
 
     def fit(self, shadow: dict, classes=None) -> RMIA:
-        """shadow: {"p_ref_pop": [k, m] reference probabilities of the population samples}."""
-        self.population = {"p_ref_pop": _array(shadow["p_ref_pop"], "p_ref_pop", 2)}
+        """shadow: {"p_ref_pop": [k, m] reference probabilities of the population samples, optional "pop_member":
+        [k, m] whether each reference trained on each (online Pr(z); offline without it)}."""
+        p_ref_pop = _array(shadow["p_ref_pop"], "p_ref_pop", 2)
+        self.population = {"p_ref_pop": p_ref_pop,
+                           "pop_marginal": marginal(p_ref_pop, shadow.get("pop_member"), self.a)}
         return self
 
     def member_scores(self, outputs: dict, labels=None) -> np.ndarray:
@@ -120,7 +124,14 @@ class RMIA:
         if self.population is None:
             raise RuntimeError("rmia: fit() with the population's reference probabilities first")
         return scores(outputs["p_target"], outputs["p_ref"], outputs["p_target_pop"], self.population["p_ref_pop"],
-                      outputs.get("ref_member"), self.a, self.gamma)
+                      outputs.get("ref_member"), self.a, self.gamma, self.population["pop_marginal"])
+
+    def attack(self, p_target, p_ref, p_target_pop, members: int) -> dict:
+        """`metrics` of one target whose candidates are `members` members first, then non-members: p_target [n]
+        and p_ref [k, n] the target's and the references' probabilities of them, p_target_pop [m] the target's of
+        the population."""
+        s = self.member_scores({"p_target": p_target, "p_ref": p_ref, "p_target_pop": p_target_pop})
+        return metrics(s[:members], s[members:])
 
     def metrics(self, members: np.ndarray, nonmembers: np.ndarray, **options) -> dict:
         return metrics(members, nonmembers, **options)

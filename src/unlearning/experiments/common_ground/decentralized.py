@@ -116,18 +116,18 @@ class Judge:
 
     def __init__(self, setup: Setup):
         a = setup.cfg["attack"]
-        self.setup, self.a = setup, a["rmia_a"]
+        self.setup = setup
         forget = setup.request.samples(setup.data.indices).to(setup.data.x.device)
         self.x_forget, self.y_forget = setup.data.x[forget], setup.data.y[forget].cpu()
         pop_idx, eval_idx = stratified_halves(setup.y_test.cpu(), setup.seed)
         refs = train_shadows(setup, pop_idx, a["reference_models"], a["reference_epochs"])
         self.x_pop, self.y_pop = setup.x_test[pop_idx.to(setup.device)], setup.y_test.cpu()[pop_idx]
         self.x_out, self.y_out = setup.x_test[eval_idx.to(setup.device)], setup.y_test.cpu()[eval_idx]
-        self.pop_member = refs["shadow_trained_on"][:, pop_idx].numpy()
         self.p_ref = np.stack([self._true(self._flat(t), torch.cat([self.x_forget, self.x_out]),
                                           torch.cat([self.y_forget, self.y_out])) for t in refs["shadow_theta"]])
-        self.p_ref_pop = np.stack([self._true(self._flat(t), self.x_pop, self.y_pop) for t in refs["shadow_theta"]])
-        self.pop_marginal = rmia.marginal(self.p_ref_pop, self.pop_member, self.a)
+        p_ref_pop = np.stack([self._true(self._flat(t), self.x_pop, self.y_pop) for t in refs["shadow_theta"]])
+        self.rmia = rmia.RMIA(a["rmia_a"]).fit({"p_ref_pop": p_ref_pop,
+                                                "pop_member": refs["shadow_trained_on"][:, pop_idx].numpy()})
         self.pairs = class_matched_pairs(self.y_forget, setup.y_test.cpu(), a["mia_samples"],
                                          generator(setup.seed, setup.name, "mia"))
         self.reference_accuracy = refs["shadow_train_accuracy"].tolist()
@@ -151,10 +151,7 @@ class Judge:
         p_test, p_forget = probs_fn(s.x_test), probs_fn(self.x_forget)
         nll = lambda p, y: -p.gather(1, y.long()[:, None])[:, 0].clamp_min(1e-12).log()  # noqa: E731
         p_cand = np.r_[self._true(probs_fn, self.x_forget, self.y_forget), self._true(probs_fn, self.x_out, self.y_out)]
-        scores = rmia.scores(p_cand, self.p_ref, self._true(probs_fn, self.x_pop, self.y_pop), self.p_ref_pop,
-                             a=self.a, pop_marginal=self.pop_marginal)
-        m = len(self.y_forget)
-        r = rmia.metrics(scores[:m], scores[m:])
+        r = self.rmia.attack(p_cand, self.p_ref, self._true(probs_fn, self.x_pop, self.y_pop), len(self.y_forget))
         return {"test_accuracy": float((p_test.argmax(1) == y_test).float().mean()),
                 "forget_accuracy": float((p_forget.argmax(1) == self.y_forget).float().mean()),
                 "loss_threshold_auc": loss_threshold_auc(nll(p_forget, self.y_forget)[self.pairs[0]],

@@ -277,18 +277,16 @@ def rmia_references(setup: Setup, shadow: dict[str, torch.Tensor], shadow_idx: t
 def rmia_attack(setup: Setup, flat: torch.Tensor, refs: dict, a: float) -> dict:
     """RMIA on one model: AUC and TPR at 1 % and 0.1 % FPR, members = the forget set, non-members = the
     H_eval negatives."""
-    from ...evaluate.attacks import rmia
+    from ...evaluate.attacks.rmia import RMIA, true_label_probs
     from ...evaluate.forward import logits_in_batches
 
     def probs(x, y):
-        return rmia.true_label_probs(torch.cat(list(logits_in_batches(setup, flat, x))), y)
+        return true_label_probs(torch.cat(list(logits_in_batches(setup, flat, x))), y)
 
-    p = probs(refs["x"], refs["y"].cpu())
     p_pop = probs(refs["x_pop"], refs["y_pop"])
-    pop_marginal = rmia.marginal(refs["p_ref_pop"], refs["pop_member"], a)
-    s = rmia.scores(p, refs["p_ref"], p_pop, refs["p_ref_pop"], a=a, pop_marginal=pop_marginal)
-    m = refs["members"]
-    return {**rmia.metrics(s[:m], s[m:]), "references": len(refs["p_ref"]), "population": len(p_pop), "a": a}
+    attack = RMIA(a).fit({"p_ref_pop": refs["p_ref_pop"], "pop_member": refs["pop_member"]})
+    return {**attack.attack(probs(refs["x"], refs["y"].cpu()), refs["p_ref"], p_pop, refs["members"]),
+            "references": len(refs["p_ref"]), "population": len(p_pop), "a": a}
 
 
 def evaluate_variant(setup: Setup, theta: torch.Tensor, clients: list[int], attack, eval_idx: torch.Tensor,
