@@ -110,120 +110,158 @@ def d2d_epsilon(k: base.BaselineConstants, sigma: float, steps: int) -> float:
     return (gap + math.sqrt(log_inv)) ** 2 - log_inv
 
 
-def step_centralized(params: dict, features: str, out: str, timing: str) -> None:
-    """Every method of common.centralized.methods on the canary, `trials` runs a side, and its audit; each also at
-    `control_noise` times its certified sigma (a control: the audit must see the canary there), with the epsilon
-    its own certificate claims for that sigma."""
-    cfg, sglu = config(params), section_config(params, "sglu")
-    c, budget = cfg["centralized"], cfg["budget"]
-    eps, delta, trials = budget["epsilon"], budget["delta"], c["trials"]
-    device = pick_device(params["device"])
-    data = canary_data(features, c["train_size"], device, params["seed"])
-    x, y, x1, y1, n, d = data["x"], data["y"], data["x1"], data["y1"], data["n"], data["d"]
-    k = acc.logistic_constants(n, n, sglu["lam_per_n"], sglu["clip"], sglu["radius"])
-    lam = sglu["lam_per_n"] * n
-    bk = base.BaselineConstants(n=n, L=0.25 + lam, m=lam, d=d, delta=delta, M=sglu["clip"])
-    result = {"setting": "centralized", "dataset": c["dataset"], "n": n, "d": d, "trials": trials,
-              "epsilon": eps, "delta": delta, "control_noise": c["control_noise"], "methods": {},
-              "config": config_record(params)}
-    seconds: dict[str, float] = {}
-    scales = [1.0] if c["control_noise"] is None else [1.0, c["control_noise"]]
+class Bench:
+    """What every method's run shares: the canary data, the trial count, the budget, the noise scales (1 and the
+    control's), and the result and timing being written; `record` audits one method's two sides."""
 
-    def record(key: str, method: str, sigma: float, claimed: float, unlearned: torch.Tensor,
+    def __init__(self, params: dict, features: str):
+        cfg, self.sglu = config(params), section_config(params, "sglu")
+        self.c, budget, self.seed = cfg["centralized"], cfg["budget"], params["seed"]
+        self.eps, self.delta, self.trials = budget["epsilon"], budget["delta"], self.c["trials"]
+        self.device = pick_device(params["device"])
+        self.data = canary_data(features, self.c["train_size"], self.device, self.seed)
+        self.n, self.d = self.data["n"], self.data["d"]
+        sglu, n = self.sglu, self.n
+        self.k = acc.logistic_constants(n, n, sglu["lam_per_n"], sglu["clip"], sglu["radius"])
+        lam = sglu["lam_per_n"] * n
+        self.bk = base.BaselineConstants(n=n, L=0.25 + lam, m=lam, d=self.d, delta=self.delta, M=sglu["clip"])
+        self.scales = [1.0] if self.c["control_noise"] is None else [1.0, self.c["control_noise"]]
+        self.result = {"setting": "centralized", "dataset": self.c["dataset"], "n": n, "d": self.d,
+                       "trials": self.trials, "epsilon": self.eps, "delta": self.delta,
+                       "control_noise": self.c["control_noise"], "methods": {}, "config": config_record(params)}
+        self.seconds: dict[str, float] = {}
+
+    def clock(self, name: str, fn, *args):
+        start = time.perf_counter()
+        w = fn(*args)
+        self.seconds[name] = time.perf_counter() - start
+        return w
+
+    def output_noise(self, *key: str) -> torch.Tensor:
+        """[2, trials, d] standard normal: one draw per run for the unlearned side, one for the retrained side."""
+        gen = generator(self.seed, "common", *key)
+        return torch.randn(2, self.trials, self.d, generator=gen).to(self.device)
+
+    def record(self, key: str, method: str, sigma: float, claimed: float, unlearned: torch.Tensor,
                retrained: torch.Tensor, grads: dict, **extra) -> None:
-        result["methods"][key] = {
+        data, sides = self.data, (("unlearned", unlearned), ("retrained", retrained))
+        self.result["methods"][key] = {
             "method": method, "sigma": sigma, "claimed_epsilon": claimed, "gradient_evaluations": grads, **extra,
-            "test_accuracy": {side: _summary(sgd.accuracy(w, data["xt"], data["yt"]))
-                              for side, w in (("unlearned", unlearned), ("retrained", retrained))},
-            "canary_accuracy": {side: canary_accuracy(w, data["canary"])
-                                for side, w in (("unlearned", unlearned), ("retrained", retrained))},
+            "test_accuracy": {side: _summary(sgd.accuracy(w, data["xt"], data["yt"])) for side, w in sides},
+            "canary_accuracy": {side: canary_accuracy(w, data["canary"]) for side, w in sides},
             "audit": held_out_audit(canary_loss(unlearned, data["canary"]), canary_loss(retrained, data["canary"]),
-                                    delta, c["audit_confidence"])}
-        a = result["methods"][key]["audit"]
+                                    self.delta, self.c["audit_confidence"])}
+        a = self.result["methods"][key]["audit"]
         log.info("%s: sigma %.4g; audit epsilon >= %s (point %s; FP %d, FN %d of %d) against the claimed %.4g",
                  key, sigma, a["epsilon_lower"], a["epsilon_point"], a["false_positives"], a["false_negatives"],
                  a["runs_per_side"], claimed)
 
-    def clock(name: str, fn, *args):
-        start = time.perf_counter()
-        w = fn(*args)
-        seconds[name] = time.perf_counter() - start
-        return w
 
-    def noisy(method: str, certified: float, claim, step: sgd.Step, m: float, T: int) -> None:
-        """SGLU and LU: T noisy full-batch epochs on D then one on D', against T on D' (one row per run)."""
-        for scale in scales:
-            key = method if scale == 1.0 else f"{method}@{scale:g}"
-            value = certified * scale
-            sigma = torch.full((trials,), value, device=device)
-            gen = generator(params["seed"], "common", "centralized", key)
-            noise = sgd.noise_generator(gen, device)
-            w = clock(f"{key} learn", sgd.epochs, sgd.initial(trials, d, sigma, m, gen), x, y, None, sigma, T, step,
-                      noise)
-            unlearned = clock(f"{key} unlearn", sgd.epochs, w, x1, y1, None, sigma, 1, step, noise)
-            retrained = clock(f"{key} retrain", sgd.epochs, sgd.initial(trials, d, sigma, m, gen), x1, y1, None,
-                              sigma, T, step, noise)
-            record(key, method, value, eps if scale == 1.0 else claim(value), unlearned, retrained,
-                   {"learning": T * n, "unlearning": n, "retraining": T * n})
+def run_noisy(b: Bench, method: str, certified: float, claim, step: sgd.Step, m: float, T: int) -> None:
+    """SGLU and LU: T noisy full-batch epochs on D then one on D', against T on D' (one row per run); at each
+    noise scale, the epsilon `claim(sigma)` its certificate gives (the budget itself at scale 1)."""
+    x, y, x1, y1 = (b.data[key] for key in ("x", "y", "x1", "y1"))
+    for scale in b.scales:
+        key = method if scale == 1.0 else f"{method}@{scale:g}"
+        value = certified * scale
+        sigma = torch.full((b.trials,), value, device=b.device)
+        gen = generator(b.seed, "common", "centralized", key)
+        noise = sgd.noise_generator(gen, b.device)
+        w = b.clock(f"{key} learn", sgd.epochs, sgd.initial(b.trials, b.d, sigma, m, gen), x, y, None, sigma, T, step,
+                    noise)
+        unlearned = b.clock(f"{key} unlearn", sgd.epochs, w, x1, y1, None, sigma, 1, step, noise)
+        retrained = b.clock(f"{key} retrain", sgd.epochs, sgd.initial(b.trials, b.d, sigma, m, gen), x1, y1, None,
+                            sigma, T, step, noise)
+        b.record(key, method, value, b.eps if scale == 1.0 else claim(value), unlearned, retrained,
+                 {"learning": T * b.n, "unlearning": b.n, "retraining": T * b.n})
 
-    if "sglu" in c["methods"]:
-        T = c["burn_in"]
-        noisy("sglu", acc.sigma_for_budget(k, eps, delta, 1, T), lambda s: acc.certificate_epsilon(k, s, 1, delta, T),
-              sgd.Step(k.step, k.m, sglu["clip"], sglu["radius"]), k.m, T)
-    if "lu" in c["methods"]:  # LU does not project (SGLU spec 4.4)
-        noisy("lu", base.lu_sigma_for_budget(bk, eps), lambda s: base.lu_epsilon(bk, s, 1),
-              sgd.Step(bk.step, bk.m, sglu["clip"], None), bk.m, c["lu_burn_in"])
-    if "d2d" in c["methods"]:
-        T, steps = c["d2d_burn_in"], c["d2d_steps"]
-        step = sgd.Step(bk.eta_d2d, bk.m, sglu["clip"], None)
-        gen = generator(params["seed"], "common", "centralized", "d2d")
-        start = torch.randn(1, d, generator=gen).to(device)
-        clean = clock("d2d learn", sgd.gradient_descent, start, x, y, T, step)
-        moved = clock("d2d unlearn", sgd.gradient_descent, clean, x1, y1, steps, step)
-        again = clock("d2d retrain", sgd.gradient_descent, start, x1, y1, T, step)
-        certified = base.d2d_sigma_internal(bk, eps, steps)
-        for scale in scales:  # output perturbation: the noiseless runs are shared, the noise is per run
-            key, value = ("d2d" if scale == 1.0 else f"d2d@{scale:g}"), certified * scale
-            noise = torch.randn(2, trials, d, generator=generator(params["seed"], "common", key, "output")).to(device)
-            record(key, "d2d", value, eps if scale == 1.0 else d2d_epsilon(bk, value, steps), moved + value * noise[0],
-                   again + value * noise[1], {"learning": T * n, "unlearning": steps * n, "retraining": T * n})
-    if "r2d" in c["methods"]:
-        T = c["r2d_burn_in"]
-        eta = c["r2d_eta_L_T"] / (bk.L * T)
-        step = sgd.Step(eta, bk.m, sglu["clip"], None)
-        gen = generator(params["seed"], "common", "centralized", "r2d")
-        start = torch.randn(1, d, generator=gen).to(device)
-        again = clock("r2d retrain", sgd.gradient_descent, start, x1, y1, T, step)
-        for fraction in c["r2d_rewinds"]:
-            K = max(1, round(fraction * T))
-            key = f"r2d K/T={fraction:g}"
-            rewound = clock(f"{key} learn", sgd.gradient_descent, start, x, y, T - K, step)  # the kept checkpoint
-            moved = clock(f"{key} unlearn", sgd.gradient_descent, rewound, x1, y1, K, step)
-            certified = r2d_noise.sigma(eps, delta, K, T, eta, bk.L, sglu["clip"], 1, n)
-            noise = torch.randn(2, trials, d, generator=generator(params["seed"], "common", key, "output")).to(device)
-            record(key, "r2d", certified, eps, moved + certified * noise[0], again + certified * noise[1],
-                   {"learning": T * n, "unlearning": K * n, "retraining": T * n}, rewind=K / T, K=K, T=T, eta=eta,
-                   sensitivity=r2d_noise.sensitivity(K, T, eta, bk.L, sglu["clip"], 1, n),
-                   noiseless_gap=float((moved - again).norm()))  # what the noise must hide, beside its bound
-    for method in ("hf", "cns"):
-        if method not in c["methods"]:
-            continue
-        from ...methods.r2d_baselines import Diverged
-        from . import baselines
 
-        model_fn = lambda: baselines.LogisticAsTwoClasses(torch.zeros(d, device=device))  # noqa: E731
-        labels, constants = ((y + 1) / 2).long(), (baselines.L_LOGISTIC, baselines.G_LOGISTIC)
-        try:
-            r = clock(f"{method} learn, unlearn, retrain", getattr(baselines, method), model_fn, x, labels, n - 1,
-                      c[method], eps, delta, params["seed"], *(constants if method == "cns" else ()))
-        except Diverged as err:  # the method's own estimator failing is its result: a missing row, with the reason
-            result["methods"][method] = {"method": method, "missing": f"{method.upper()} diverged: {err}"}
-            log.warning("%s", result["methods"][method]["missing"])
-            continue
-        noise = torch.randn(2, trials, d, generator=generator(params["seed"], "common", method, "output")).to(device)
-        extra = {k: v for k, v in r.items() if k not in ("unlearned", "retrained", "sigma", "grads")}
-        record(method, method, r["sigma"], eps, r["unlearned"] + r["sigma"] * noise[0],
-               r["retrained"] + r["sigma"] * noise[1], r["grads"], adjacency="deletion",
-               noiseless_gap=float((r["unlearned"] - r["retrained"]).norm()), **extra)
-    write_json(out, result)
-    write_json(timing, {"seconds": seconds, "threads": torch.get_num_threads(), "device": str(device)})
+def run_sglu(b: Bench) -> None:
+    """SGLU (Algorithm 1), sigma from Algorithm 4 at the budget."""
+    k, T = b.k, b.c["burn_in"]
+    run_noisy(b, "sglu", acc.sigma_for_budget(k, b.eps, b.delta, 1, T),
+              lambda s: acc.certificate_epsilon(k, s, 1, b.delta, T),
+              sgd.Step(k.step, k.m, b.sglu["clip"], b.sglu["radius"]), k.m, T)
+
+
+def run_lu(b: Bench) -> None:
+    """LU (Chien et al. 2024a): SGLU's chain without projection (SGLU spec 4.4)."""
+    bk = b.bk
+    run_noisy(b, "lu", base.lu_sigma_for_budget(bk, b.eps), lambda s: base.lu_epsilon(bk, s, 1),
+              sgd.Step(bk.step, bk.m, b.sglu["clip"], None), bk.m, b.c["lu_burn_in"])
+
+
+def run_d2d(b: Bench) -> None:
+    """D2D (Neel et al. 2021): noiseless GD, then output perturbation; the noiseless runs are shared, the noise is
+    per run."""
+    bk, T, steps, n = b.bk, b.c["d2d_burn_in"], b.c["d2d_steps"], b.n
+    step = sgd.Step(bk.eta_d2d, bk.m, b.sglu["clip"], None)
+    start = torch.randn(1, b.d, generator=generator(b.seed, "common", "centralized", "d2d")).to(b.device)
+    clean = b.clock("d2d learn", sgd.gradient_descent, start, b.data["x"], b.data["y"], T, step)
+    moved = b.clock("d2d unlearn", sgd.gradient_descent, clean, b.data["x1"], b.data["y1"], steps, step)
+    again = b.clock("d2d retrain", sgd.gradient_descent, start, b.data["x1"], b.data["y1"], T, step)
+    certified = base.d2d_sigma_internal(bk, b.eps, steps)
+    for scale in b.scales:
+        key, value = ("d2d" if scale == 1.0 else f"d2d@{scale:g}"), certified * scale
+        noise = b.output_noise(key, "output")
+        b.record(key, "d2d", value, b.eps if scale == 1.0 else d2d_epsilon(bk, value, steps), moved + value * noise[0],
+                 again + value * noise[1], {"learning": T * n, "unlearning": steps * n, "retraining": T * n})
+
+
+def run_r2d(b: Bench) -> None:
+    """R2D (Mu & Klabjan 2025) at each rewind fraction K / T of `r2d_rewinds`, sigma from Theorem 3.1 with m = 1."""
+    bk, T, n, clip = b.bk, b.c["r2d_burn_in"], b.n, b.sglu["clip"]
+    eta = b.c["r2d_eta_L_T"] / (bk.L * T)
+    step = sgd.Step(eta, bk.m, clip, None)
+    start = torch.randn(1, b.d, generator=generator(b.seed, "common", "centralized", "r2d")).to(b.device)
+    again = b.clock("r2d retrain", sgd.gradient_descent, start, b.data["x1"], b.data["y1"], T, step)
+    for fraction in b.c["r2d_rewinds"]:
+        K = max(1, round(fraction * T))
+        key = f"r2d K/T={fraction:g}"
+        rewound = b.clock(f"{key} learn", sgd.gradient_descent, start, b.data["x"], b.data["y"], T - K, step)
+        moved = b.clock(f"{key} unlearn", sgd.gradient_descent, rewound, b.data["x1"], b.data["y1"], K, step)
+        certified = r2d_noise.sigma(b.eps, b.delta, K, T, eta, bk.L, clip, 1, n)
+        noise = b.output_noise(key, "output")
+        b.record(key, "r2d", certified, b.eps, moved + certified * noise[0], again + certified * noise[1],
+                 {"learning": T * n, "unlearning": K * n, "retraining": T * n}, rewind=K / T, K=K, T=T, eta=eta,
+                 sensitivity=r2d_noise.sensitivity(K, T, eta, bk.L, clip, 1, n),
+                 noiseless_gap=float((moved - again).norm()))  # what the noise must hide, beside its bound
+
+
+def run_baseline(b: Bench, method: str) -> None:
+    """HF or CNS (baselines.py): deterministic learners certifying deletion, so removal there deletes the canary;
+    the output noise is per run. A diverged estimator is the method's result: a missing row with the reason."""
+    from ...methods.r2d_baselines import Diverged
+    from . import baselines
+
+    x, y, d, device = b.data["x"], b.data["y"], b.d, b.device
+    model_fn = lambda: baselines.LogisticAsTwoClasses(torch.zeros(d, device=device))  # noqa: E731
+    labels, constants = ((y + 1) / 2).long(), (baselines.L_LOGISTIC, baselines.G_LOGISTIC)
+    try:
+        r = b.clock(f"{method} learn, unlearn, retrain", getattr(baselines, method), model_fn, x, labels, b.n - 1,
+                    b.c[method], b.eps, b.delta, b.seed, *(constants if method == "cns" else ()))
+    except Diverged as err:
+        b.result["methods"][method] = {"method": method, "missing": f"{method.upper()} diverged: {err}"}
+        log.warning("%s", b.result["methods"][method]["missing"])
+        return
+    noise = b.output_noise(method, "output")
+    extra = {k: v for k, v in r.items() if k not in ("unlearned", "retrained", "sigma", "grads")}
+    b.record(method, method, r["sigma"], b.eps, r["unlearned"] + r["sigma"] * noise[0],
+             r["retrained"] + r["sigma"] * noise[1], r["grads"], adjacency="deletion",
+             noiseless_gap=float((r["unlearned"] - r["retrained"]).norm()), **extra)
+
+
+RUNS = {"sglu": run_sglu, "lu": run_lu, "d2d": run_d2d, "r2d": run_r2d,
+        "hf": lambda b: run_baseline(b, "hf"), "cns": lambda b: run_baseline(b, "cns")}
+
+
+def step_centralized(params: dict, features: str, out: str, timing: str) -> None:
+    """Every method of common.centralized.methods on the canary, `trials` runs a side, and its audit; each also at
+    `control_noise` times its certified sigma (a control: the audit must see the canary there), with the epsilon
+    its own certificate claims for that sigma."""
+    b = Bench(params, features)
+    for method in METHODS:  # the fixed order keeps the seconds' and methods' order as before
+        if method in b.c["methods"]:
+            RUNS[method](b)
+    write_json(out, b.result)
+    write_json(timing, {"seconds": b.seconds, "threads": torch.get_num_threads(), "device": str(b.device)})
