@@ -31,8 +31,7 @@ import yaml
 
 from conftest import ROOT
 
-GOLDEN = ROOT / "tests" / "regression" / "spine_quick.json"
-GOLDEN_PDUDT = ROOT / "tests" / "regression" / "pdudt_quick.json"
+REGRESSION = ROOT / "tests" / "regression"
 # the pinned numbers; their tolerances (absolute, per family) are in the golden files
 PDUDT_KEYS = (  # per variant (checkpoint, sigma); shadow-attack metrics in %
     "client_mean_test_accuracy", "averaged_model_test_accuracy", "forget_accuracy", "mia_loss_threshold_auc",
@@ -41,11 +40,6 @@ PDUDT_KEYS = (  # per variant (checkpoint, sigma); shadow-attack metrics in %
 GAP_KEYS = ("averaged_model_gap",)  # noise-free gaps to retraining (l2 norm of a parameter difference)
 SPINE_KEYS = ("test_accuracy", "forget_accuracy", "retain_accuracy", "test_loss", "mia_loss_threshold_auc",
               "grad_evals", "bytes_read", "forget_samples", "mia_samples")
-GOLDEN_SGLU = ROOT / "tests" / "regression" / "sglu_quick.json"
-GOLDEN_CDFL = ROOT / "tests" / "regression" / "cdfl_quick.json"
-GOLDEN_RRDU = ROOT / "tests" / "regression" / "rrdu_quick.json"
-GOLDEN_R2D = ROOT / "tests" / "regression" / "r2d_quick.json"
-GOLDEN_COMMON = ROOT / "tests" / "regression" / "common_ground_quick.json"
 RAW = ROOT / "data" / "raw" / "FashionMNIST" / "raw" / "train-images-idx3-ubyte"
 
 
@@ -233,6 +227,18 @@ def reported_common(results_dir: Path) -> dict:
     return out
 
 
+# part -> (golden file, its section, the reader of the part's results, its results folder, its report folder)
+PARTS = {"spine": (REGRESSION / "spine_quick.json", "methods", reported, "results/spine", "reports/spine"),
+         "pdudt": (REGRESSION / "pdudt_quick.json", "variants", reported_pdudt, "results/pdudt_fashion_mnist",
+                   "reports/pdudt"),
+         "sglu": (REGRESSION / "sglu_quick.json", "numbers", reported_sglu, "results/sglu", "reports/sglu"),
+         "cdfl": (REGRESSION / "cdfl_quick.json", "numbers", reported_cdfl, "results/cdfl", "reports/cdfl"),
+         "rrdu": (REGRESSION / "rrdu_quick.json", "numbers", reported_rrdu, "results/rrdu", "reports/rrdu"),
+         "r2d": (REGRESSION / "r2d_quick.json", "numbers", reported_r2d, "results/r2d", "reports/r2d"),
+         "common_ground": (REGRESSION / "common_ground_quick.json", "numbers", reported_common,
+                           "results/common_ground", "reports/common_ground")}
+
+
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory) -> Path:
     assert RAW.is_file(), f"{RAW} missing: run `bash scripts/bootstrap.sh` (it installs Fashion-MNIST)"
@@ -249,20 +255,9 @@ def quick_run(tmp_path_factory) -> Path:
     assert run.returncode == 0, run.stderr[-3000:]
     if os.environ.get("UPDATE_GOLDEN"):
         made_with = {"seed": params["seed"], "torch": torch_version()}
-        write_golden(GOLDEN, "methods", reported(work / "results" / "spine"), made_with)
-        shutil.copy(work / "reports" / "spine" / "index.md", GOLDEN.with_suffix(".md"))
-        write_golden(GOLDEN_PDUDT, "variants", reported_pdudt(work / "results" / "pdudt_fashion_mnist"), made_with)
-        shutil.copy(work / "reports" / "pdudt" / "index.md", GOLDEN_PDUDT.with_suffix(".md"))
-        write_golden(GOLDEN_SGLU, "numbers", reported_sglu(work / "results" / "sglu"), made_with)
-        shutil.copy(work / "reports" / "sglu" / "index.md", GOLDEN_SGLU.with_suffix(".md"))
-        write_golden(GOLDEN_CDFL, "numbers", reported_cdfl(work / "results" / "cdfl"), made_with)
-        shutil.copy(work / "reports" / "cdfl" / "index.md", GOLDEN_CDFL.with_suffix(".md"))
-        write_golden(GOLDEN_RRDU, "numbers", reported_rrdu(work / "results" / "rrdu"), made_with)
-        shutil.copy(work / "reports" / "rrdu" / "index.md", GOLDEN_RRDU.with_suffix(".md"))
-        write_golden(GOLDEN_R2D, "numbers", reported_r2d(work / "results" / "r2d"), made_with)
-        shutil.copy(work / "reports" / "r2d" / "index.md", GOLDEN_R2D.with_suffix(".md"))
-        write_golden(GOLDEN_COMMON, "numbers", reported_common(work / "results" / "common_ground"), made_with)
-        shutil.copy(work / "reports" / "common_ground" / "index.md", GOLDEN_COMMON.with_suffix(".md"))
+        for golden, section, read, results, report in PARTS.values():
+            write_golden(golden, section, read(work / results), made_with)
+            shutil.copy(work / report / "index.md", golden.with_suffix(".md"))
     return work
 
 
@@ -297,38 +292,10 @@ def moved(path: Path, section: str, got: dict) -> list[str]:
             and (got[cell][key] is None or abs(got[cell][key] - expected) > tolerance[family(key)])]
 
 
-@pytest.fixture(scope="module")
-def quick_numbers(quick_run) -> dict:
-    return reported(quick_run / "results" / "spine")
-
-
-def test_pdudt_quick_numbers_match_golden(quick_run):
-    out = moved(GOLDEN_PDUDT, "variants", reported_pdudt(quick_run / "results" / "pdudt_fashion_mnist"))
-    assert not out, "numbers moved beyond tolerance:\n" + "\n".join(out)
-
-
-def test_sglu_quick_numbers_match_golden(quick_run):
-    out = moved(GOLDEN_SGLU, "numbers", reported_sglu(quick_run / "results" / "sglu"))
-    assert not out, "numbers moved beyond tolerance:\n" + "\n".join(out)
-
-
-def test_cdfl_quick_numbers_match_golden(quick_run):
-    out = moved(GOLDEN_CDFL, "numbers", reported_cdfl(quick_run / "results" / "cdfl"))
-    assert not out, "numbers moved beyond tolerance:\n" + "\n".join(out)
-
-
-def test_rrdu_quick_numbers_match_golden(quick_run):
-    out = moved(GOLDEN_RRDU, "numbers", reported_rrdu(quick_run / "results" / "rrdu"))
-    assert not out, "numbers moved beyond tolerance:\n" + "\n".join(out)
-
-
-def test_r2d_quick_numbers_match_golden(quick_run):
-    out = moved(GOLDEN_R2D, "numbers", reported_r2d(quick_run / "results" / "r2d"))
-    assert not out, "numbers moved beyond tolerance:\n" + "\n".join(out)
-
-
-def test_common_ground_quick_numbers_match_golden(quick_run):
-    out = moved(GOLDEN_COMMON, "numbers", reported_common(quick_run / "results" / "common_ground"))
+@pytest.mark.parametrize("part", PARTS)
+def test_quick_numbers_match_golden(quick_run, part):
+    golden, section, read, results, _ = PARTS[part]
+    out = moved(golden, section, read(quick_run / results))
     assert not out, "numbers moved beyond tolerance:\n" + "\n".join(out)
 
 
@@ -358,14 +325,10 @@ def test_sglu_quick_scale_reproduces_the_papers_accounting(quick_run):
         assert len(compared) == expected and (compared.status == "within").all(), compared
 
 
-def test_quick_scale_numbers_match_golden(quick_numbers):
-    out = moved(GOLDEN, "methods", quick_numbers)
-    assert not out, "numbers moved beyond tolerance:\n" + "\n".join(out)
-
-
-def test_forgetting_is_visible_at_quick_scale(quick_numbers):
+def test_forgetting_is_visible_at_quick_scale(quick_run):
     """The spine's point: retraining removes client 9 (which holds class 9), fine-tuning only partly."""
-    original, retrain, finetune = (quick_numbers[m] for m in ("original", "retrain", "finetune"))
+    numbers = reported(quick_run / "results" / "spine")
+    original, retrain, finetune = (numbers[m] for m in ("original", "retrain", "finetune"))
     assert original["forget_accuracy"] > 0.5
     assert retrain["forget_accuracy"] < 0.1
     assert retrain["forget_accuracy"] <= finetune["forget_accuracy"] <= original["forget_accuracy"]

@@ -52,13 +52,7 @@ RRDU_IMAGES = 500        # rrdu.quick.eval.test_images (and the triggered set): 
 R2D_SMALLEST = {"test_error": 1000, "unlearned_error": 68}  # the quick stand-ins' smallest test and forget sets
 COMMON_TEST_IMAGES = 2000  # the common ground's test set (SGLU's Fashion-MNIST pair): one image of one run
 COMMON_FORGET_SAMPLES = 100  # the decentralized settings' forget set at quick (one client's 100; 10 % of 10 x 100)
-GOLDEN = {"spine": (reg.GOLDEN, "methods", reg.reported, "results/spine"),
-          "pdudt": (reg.GOLDEN_PDUDT, "variants", reg.reported_pdudt, "results/pdudt_fashion_mnist"),
-          "sglu": (reg.GOLDEN_SGLU, "numbers", reg.reported_sglu, "results/sglu"),
-          "cdfl": (reg.GOLDEN_CDFL, "numbers", reg.reported_cdfl, "results/cdfl"),
-          "rrdu": (reg.GOLDEN_RRDU, "numbers", reg.reported_rrdu, "results/rrdu"),
-          "r2d": (reg.GOLDEN_R2D, "numbers", reg.reported_r2d, "results/r2d"),
-          "common_ground": (reg.GOLDEN_COMMON, "numbers", reg.reported_common, "results/common_ground")}
+GOLDEN = {part: entry[:4] for part, entry in reg.PARTS.items()}  # (golden file, section, reader, results folder)
 
 
 def resolution(part: str, fam: str) -> float:
