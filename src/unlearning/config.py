@@ -507,7 +507,7 @@ def check_params(params: dict, source: str = "params.yaml") -> dict:
                                      ("r2d", R2D_REQUIRED, _check_r2d), ("rrdu", RRDU_REQUIRED, _check_rrdu),
                                      ("common", COMMON_REQUIRED, None)):
         cfg = section_config(params, section)
-        definition = full["$defs"]["common_ground" if section == "common" else section]
+        definition = full["$defs"][section]
         section_schema = {"$defs": full["$defs"], **definition, "required": list(required)}
         _validate_schema(cfg, section_schema, f"{source}: {section}.{params['scale']} merged: ")
         if check is not None:
