@@ -94,3 +94,19 @@ def test_reports_refuse_inputs_of_another_scale(tmp_path):
     (tmp_path / "c.json").write_text(json.dumps({"config": older["_resolved"]}))
     line = check_inputs(quick, [str(files[0]), str(tmp_path / "c.json")])
     assert f"1 of 2 inputs were computed under an earlier configuration (`{config_hash(older)}`)" in line
+
+
+def test_auto_threads_are_one_a_job_at_quick_and_every_core_at_paper(tmp_path):
+    """engine.cpu_threads: auto gives every job one thread at scale quick (Snakemake runs --cores of them side by
+    side, and the quick numbers do not depend on --cores) and a big step every core at paper (a dry run's plan)."""
+    params = tiny()
+    params["engine"]["cpu_threads"] = "auto"
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+
+    def threads(*args: str) -> set[str]:
+        plan = subprocess.run([SNAKEMAKE, "-n", "--cores", "2", "-d", str(tmp_path), "-s", str(ROOT / "Snakefile"),
+                               SPLIT, *args], capture_output=True, text=True, check=True).stdout
+        return {line.split("--threads ")[1].split()[0] for line in plan.splitlines() if " -m unlearning " in line}
+
+    assert threads() == {"1"}
+    assert threads("--config", "scale=paper") == {"2"}

@@ -13,7 +13,7 @@ from .data.forget import forget_masks, removed_clients
 from .data.partition import partition
 from .files import load_metadata, load_tensors
 from .models import build_model
-from .seeding import derive_seed
+from .seeding import derive_seed, deterministic_algorithms
 from .train.checkpointed_sgd import Schedule as EpochSchedule
 from .train.checkpointed_sgd import run_epochs
 from .train.dsgd import ClientData, Schedule, resolve_strategy
@@ -128,7 +128,7 @@ def build_setup(params: dict, name: str, cfg: dict, features_path: str, split: d
                 split_path: str = "the split") -> Setup:
     """The Setup of experiment `name` under config `cfg` (spine-shaped keys) and its split tensors (make_split)."""
     device = pick_device(params["device"])
-    torch.use_deterministic_algorithms(True, warn_only=True)
+    deterministic_algorithms()
     feats = load_tensors(features_path)
     n = cfg["clients"]
     indices = [split[f"client{c}.indices"] for c in range(n)]

@@ -158,13 +158,14 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from .config import ParamsError, load_checked
     from .experiment import pick_device
+    from .seeding import deterministic_algorithms
 
     try:
         if args.params:
             params = load_checked(args.params)
             if (threads := args.threads or params["engine"]["cpu_threads"]) != "auto":  # as unlearning.__main__
                 torch.set_num_threads(threads)
-            torch.use_deterministic_algorithms(True, warn_only=True)   # as experiment.load_setup does
+            deterministic_algorithms()   # as experiment.load_setup does
             device = pick_device(params["device"])
         else:
             device = pick_device(args.device)

@@ -91,7 +91,8 @@ def run(venv: Path, seed: int, out: Path, targets: list[str] = ()) -> None:
                                               "wall_seconds": round(time.monotonic() - start, 1)}, indent=2) + "\n")
 
 
-UNPINNED = ("mia_shadow.precision_mean", "mia_shadow.predicted_members_mean", "mia_shadow.accuracy_mean")
+UNPINNED = ("mia_shadow.precision_mean", "mia_shadow.predicted_members_mean", "mia_shadow.accuracy_mean",
+            "mia_shadow.auc_mean", "mia_shadow.balanced_accuracy_mean", "mia_shadow.tpr_at_fpr_mean")
 
 
 def numbers(run_dir: Path, unpinned: bool = False) -> dict[tuple[str, str, str], float | None]:

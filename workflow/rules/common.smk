@@ -52,10 +52,14 @@ def auto_threads():
 
 
 GPU = 1 if cuda_used() else 0  # the profile caps concurrent GPU jobs with --resources gpu=N
-THREADS = auto_threads() if config["engine"]["cpu_threads"] == "auto" else config["engine"]["cpu_threads"]
-# Steps on small models (CDFL's cells and Figure 1, R2D, RR-DU) gain little from a second thread: under `auto` they
-# take one each, so Snakemake runs them side by side (and their numbers do not depend on --cores).
+# Steps on small models (CDFL's cells and Figure 1, R2D, RR-DU, the common ground's decentralized jobs) gain little
+# from a second thread: under `auto` they take one each, so Snakemake runs them side by side. So does every step at
+# scale quick, where a job is seconds of work after its interpreter's start: one thread each, --cores of them at a
+# time (on 2 cores the quick run's PDUDT and spine jobs ran one after another at 2 threads, 10 of its 20 minutes),
+# and the quick numbers do not depend on --cores. At scale paper the other steps take every core given.
 SMALL_THREADS = 1 if config["engine"]["cpu_threads"] == "auto" else config["engine"]["cpu_threads"]
+THREADS = (SMALL_THREADS if config["engine"]["cpu_threads"] != "auto" or config["scale"] == "quick"
+           else auto_threads())
 
 
 def code(module):

@@ -22,7 +22,6 @@ and `metrics` are its parts.
 from __future__ import annotations
 
 import numpy as np
-from sklearn.metrics import roc_auc_score, roc_curve
 
 DEFAULT_A, DEFAULT_GAMMA = 0.3, 1.0
 FPRS = (0.01, 0.001)
@@ -85,6 +84,8 @@ def scores(p_target, p_ref, p_target_pop, p_ref_pop, ref_member=None, a: float =
 
 def tpr_at_fpr(members: np.ndarray, nonmembers: np.ndarray, fpr: float) -> float:
     """The highest TPR at a threshold whose FPR is at most `fpr` (no interpolation past it)."""
+    from sklearn.metrics import roc_curve  # imported when used: every job imports this module, few attack
+
     y = np.r_[np.ones(len(members)), np.zeros(len(nonmembers))]
     f, t, _ = roc_curve(y, np.r_[members, nonmembers])
     return float(t[f <= fpr].max())
@@ -93,6 +94,8 @@ def tpr_at_fpr(members: np.ndarray, nonmembers: np.ndarray, fpr: float) -> float
 def metrics(members: np.ndarray, nonmembers: np.ndarray, fprs: tuple[float, ...] = FPRS) -> dict:
     """ROC AUC and TPR at each FPR of `fprs`, with the sample counts (a TPR at FPR f is resolved only where
     nonmembers >= 1 / f: `resolved`)."""
+    from sklearn.metrics import roc_auc_score
+
     members, nonmembers = np.asarray(members, float), np.asarray(nonmembers, float)
     y = np.r_[np.ones(len(members)), np.zeros(len(nonmembers))]
     out = {"auc": float(roc_auc_score(y, np.r_[members, nonmembers])), "members": len(members),

@@ -43,7 +43,7 @@ from ...files import load_metadata, load_tensors, write_json
 from ...methods import du
 from ...models import build_model
 from ...resolved import config_record
-from ...seeding import derive_seed, generator
+from ...seeding import derive_seed, deterministic_algorithms, generator
 from ...topology import graph_for_round, repair_after_removal
 from ...train.dsgd import ClientData, Diverged, Schedule, resolve_strategy, train
 from ...train.flat import FlatSpec
@@ -94,7 +94,7 @@ def make_setup(params: dict, dataset: str, part: str, topology: str, seed: int, 
     cell = cell_config(cfg, dataset, part, topology)
     name = cell_name(dataset, part, topology, seed)
     device = pick_device(params["device"])
-    torch.use_deterministic_algorithms(True, warn_only=True)
+    deterministic_algorithms()
     classes, shape, _ = DATASET_INFO[dataset]
     meta_shape = tuple(load_metadata(features)["shape"])
     if meta_shape != shape:

@@ -46,7 +46,7 @@ from ...models import SmeluMLP, SmoothResNet18
 from ...privacy import r2d_baselines as rbn
 from ...privacy import r2d_noise as rn
 from ...resolved import config_record
-from ...seeding import derive_seed
+from ...seeding import derive_seed, deterministic_algorithms
 from ...train import checkpointed_sgd as cs
 from ...train.flat import FlatSpec
 
@@ -203,7 +203,7 @@ def _prepare(params: dict, dataset: str, seed: int, processed: str | None):
         raise KeyError(f"r2d.seeds: {seed} is not in it; valid: {', '.join(map(str, cfg['seeds']))}")
     dc = dataset_config(cfg, dataset)
     device = pick_device(params["device"])
-    torch.use_deterministic_algorithms(True, warn_only=True)
+    deterministic_algorithms()
     data = load_data(params, dataset, processed)
     users, Z = forget_request(params, dataset, data, seed)
     train = data["train"]

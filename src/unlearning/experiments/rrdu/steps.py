@@ -47,7 +47,7 @@ from ...methods import rrdu_baselines as rb
 from ...models import FLNet, resnet18_cifar
 from ...privacy import rrdu_noise
 from ...resolved import config_record
-from ...seeding import derive_seed
+from ...seeding import derive_seed, deterministic_algorithms
 from ...train.optim import LocalOptimizer, OptState
 from ...train.random_walk import Hop, Streams, Token, uniform_neighbour, walk
 
@@ -141,7 +141,7 @@ def make_setup(params: dict, dataset: str, seed: int, processed: str) -> Setup:
     dcfg = dataset_cfg(cfg, dataset)
     if seed not in cfg["seeds"]:
         raise KeyError(f"rrdu.seeds: {seed} is not in it; valid: {', '.join(map(str, cfg['seeds']))}")
-    torch.use_deterministic_algorithms(True, warn_only=True)
+    deterministic_algorithms()
     device = pick_device(params["device"])
     if device.type != "cpu":
         log.info("rrdu: the token walk runs on the CPU tensors of this step (device %s not used)", device)
