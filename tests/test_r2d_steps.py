@@ -125,6 +125,34 @@ def test_cns_training_stays_in_the_ball_and_lissa_is_finite():
     assert np.isfinite(rho)
 
 
+def test_regulariser_curvature_is_the_largest_eigenvalue_of_its_hessian():
+    g = torch.Generator().manual_seed(0)
+    tensors = [torch.randn(3, 2, generator=g), torch.randn(2, generator=g) * 0.05, torch.randn(1, generator=g)]
+    sizes = [t.numel() for t in tensors]
+
+    def reg(flat):
+        return 7.0 * sum(torch.linalg.vector_norm(part) for part in torch.split(flat, sizes))
+
+    hessian = torch.autograd.functional.hessian(reg, torch.cat([t.reshape(-1) for t in tensors]).double())
+    largest = float(torch.linalg.eigvalsh(hessian).max())
+    assert rb.regulariser_curvature(tensors, 7.0) == pytest.approx(largest, rel=1e-5)
+
+
+def test_lissa_diverges_past_twice_the_regulariser_curvature_and_contracts_at_it():
+    """CNS's recursion on a model with a small bias: the paper's fixed scale below half the regulariser's
+    curvature diverges (the recorded fmnist_users failure); the stable scale (the curvature itself) is finite."""
+    X, y = _toy(n=80)
+    torch.manual_seed(0)
+    model = SmeluMLP((5, 16, 2))
+    with torch.no_grad():
+        model.net[-1].bias.fill_(0.01)
+    curvature = rb.regulariser_curvature(list(model.parameters()), 5e-4 + 200.0)
+    with pytest.raises(rb.Diverged, match="CNS LiSSA estimate: not finite"):
+        rb.lissa_newton_step(model, X, y, lam=5e-4, gamma=200.0, s1=1, s2=1000, bs=10, scale=curvature / 3, seed=0)
+    step = rb.lissa_newton_step(model, X, y, lam=5e-4, gamma=200.0, s1=1, s2=1000, bs=10, scale=curvature, seed=0)
+    assert bool(torch.isfinite(step).all())
+
+
 # ---------------------------------------------------------------------------------------------- MIA
 
 def test_mia_is_chance_on_one_distribution_and_high_when_separated():
@@ -177,6 +205,36 @@ def test_image_users_have_one_label_and_a_signature(images):
     again = user_image_dataset(images, seed=0, pair=(1, 3), users=6, per_user=10, ood_users=4, ood_per_user=5,
                                signature_scale=0.5)
     assert torch.equal(again["x"], d["x"])
+
+
+def test_image_users_as_images_feed_the_smooth_resnet(images):
+    """`flatten=False` (an image stand-in with `model: resnet18`) keeps [N, C, H, W]: the same normalised pixels."""
+    from unlearning.models import SmoothResNet18
+
+    kw = dict(seed=0, pair=(1, 3), users=6, per_user=10, ood_users=4, ood_per_user=5, signature_scale=0.5)
+    flat, shaped = user_image_dataset(images, **kw), user_image_dataset(images, **kw, flatten=False)
+    assert shaped["x"].shape == (80, 1, 28, 28) and torch.equal(shaped["x"].flatten(1), flat["x"])
+    torch.manual_seed(0)
+    assert SmoothResNet18(1, 2)(shaped["x"][:3]).shape == (3, 2)
+
+
+def test_a_resnet_image_stand_in_learns_and_unlearns_end_to_end(images, tmp_path):
+    """The image stand-in with `model: resnet18` (the recorded CPU ResNet run) through step_run: the smooth
+    ResNet-18's 11,160,258 - 1,152 weights for one input channel, every rewind and epsilon evaluated."""
+    from unlearning.files import save_tensors
+
+    save_tensors(tmp_path / "images.safetensors", images)
+    params = yaml.safe_load((ROOT / "tests" / "config" / "tiny.yaml").read_text())
+    params["r2d"]["stand_ins"]["fmnist_users"] |= {"pair": [1, 3], "users": 4, "per_user": 6, "ood_users": 2,
+                                                   "ood_per_user": 3, "model": "resnet18"}
+    params["r2d"]["train"]["max_epochs"] = 2
+    params["r2d"]["estimate"]["L_samples"] = 2
+    run, run_t = str(tmp_path / "run.json"), str(tmp_path / "run_t.json")
+    steps.step_run(params, "fmnist_users", 0, run, run_t, str(tmp_path / "ckpt"),
+                   processed=str(tmp_path / "images.safetensors"))
+    result = steps.read_json(run)
+    assert result["d"] == 11_160_258 - 2 * 576 and result["dim"] == 784
+    assert {c["rewind"] for c in result["cells"]} and all(np.isfinite(c["sigma"]) for c in result["cells"])
 
 
 @pytest.mark.parametrize("kwargs, name", [({"users": 5}, "users"), ({"pair": (1, 1)}, "pair"),
@@ -297,12 +355,13 @@ def test_a_diverging_lissa_leaves_cns_cells_missing_with_the_reason(tmp_path):
     params["r2d"]["stand_ins"] = {"lacuna_like": {"kind": "synthetic", "like": "lacuna", "users": 8, "per_user": 20,
                                                   "dim": 8, "ood_users": 4, "ood_per_user": 5, "forget_users": 2,
                                                   "test_frac": 0.2}}
-    params["r2d"]["cns"]["lissa"] |= {"scale": 1e-6, "s2": 50}
+    params["r2d"]["cns"]["lissa"] |= {"scale": 1e-6, "s2": 50, "stable_scale": False}
     run, run_t, base, base_t = (str(tmp_path / f) for f in ("run.json", "run_t.json", "base.json", "base_t.json"))
     steps.step_run(params, "lacuna_like", 0, run, run_t, str(tmp_path / "ckpt"))
     steps.step_baselines(params, "lacuna_like", 0, run, base, base_t)
     cns = steps.read_json(base)["cns"]
-    assert "diverged" in cns["missing"] and "original" in cns
+    assert "diverged" in cns["missing"] and "original" in cns and cns["lissa_scale"] == 1e-6
+    assert f"{cns['regulariser_curvature']:.4g}, above 2 scale" in cns["missing"]
     assert all("unlearned" not in c and c["missing"] == cns["missing"] for c in cns["cells"])
     assert steps.read_json(base_t)["cns"]["unlearning_s"] is None
     report.write_report(params, [run], [base], [run_t, base_t], {}, str(tmp_path / "report"))
@@ -312,3 +371,10 @@ def test_a_diverging_lissa_leaves_cns_cells_missing_with_the_reason(tmp_path):
     claims = pd.read_csv(tmp_path / "report" / "claims.csv")
     beats = claims[claims.claim.str.contains("beats CNS")].iloc[0]
     assert beats.status == "not computed" and "diverged" in beats.detail
+
+    # the stable scale (the regulariser's curvature, far above 1e-6) makes the same Newton step finite
+    params["r2d"]["cns"]["lissa"]["stable_scale"] = True
+    steps.step_baselines(params, "lacuna_like", 0, run, base, base_t)
+    stable = steps.read_json(base)["cns"]
+    assert "missing" not in stable and stable["lissa_scale"] == stable["regulariser_curvature"] > 1e-6
+    assert all("unlearned" in c for c in stable["cells"])

@@ -66,10 +66,11 @@ def signatures(seed: int, count: int, shape: tuple[int, ...], scale: float, purp
 
 def user_image_dataset(processed: dict[str, torch.Tensor], seed: int, pair: tuple[int, int] = (2, 4),
                        users: int = 100, per_user: int = 50, ood_users: int = 20, ood_per_user: int = 50,
-                       signature_scale: float = 0.5, test_frac: float = 0.2, val_frac: float = 0.2
-                       ) -> dict[str, torch.Tensor]:
+                       signature_scale: float = 0.5, test_frac: float = 0.2, val_frac: float = 0.2,
+                       flatten: bool = True) -> dict[str, torch.Tensor]:
     """The user-structured binary image set described in the module docstring, from processed uint8 tensors
-    {x_train, y_train, x_test, y_test} (data/datasets.py). Features are flattened to [N, C*H*W] float32."""
+    {x_train, y_train, x_test, y_test} (data/datasets.py). Features are normalised per pixel and flattened to
+    [N, C*H*W] float32, or kept as [N, C, H, W] images with `flatten=False` (a convolutional model)."""
     a, b = (int(c) for c in pair)
     if a == b:
         raise ValueError(f"pair = {list(pair)}: the two classes must differ")
@@ -100,6 +101,7 @@ def user_image_dataset(processed: dict[str, torch.Tensor], seed: int, pair: tupl
     flat = torch.cat([x, ox]).flatten(1)
     mean, std = flat[train].mean(0), flat[train].std(0).clamp_min(1e-6)
     n_in = len(user)
-    return {"x": ((flat - mean) / std).float(), "y": torch.cat([y, oy]).long(),
+    features = ((flat - mean) / std).float()
+    return {"x": features if flatten else features.view(-1, *shape), "y": torch.cat([y, oy]).long(),
             "user": torch.cat([user, ouser + users]), "train": train, "val": val, "test": test,
             "ood": torch.arange(n_in, n_in + len(ouser))}

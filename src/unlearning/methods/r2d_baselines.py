@@ -9,6 +9,8 @@ CNS (Constrained Newton Step, Zhang et al. 2024): black-box but constrained.
   (a truncated Taylor series): g = grad[mean CE over D' + lam sum_tensors ||p||_2]; s1 times: H = g, then s2
   times H <- H + g - (Hessian of [CE(batch of bs, drawn with replacement) + (lam + gamma) sum ||p||_2]) H / scale;
   the estimates H / scale are averaged; theta_U = theta - mean + sigma xi (privacy.r2d_baselines.cns_sensitivity).
+  The recursion contracts only while the batch Hessian's eigenvalues lie in (0, 2 scale); the regulariser alone
+  puts one at (lam + gamma) / min ||p|| (`regulariser_curvature`), which a small bias can push past 2 scale.
 
 HF (Hessian-Free recollection, Qiao et al. 2024): white-box, it records the whole training run.
 - Training: SGD with the step lr0 decay^s at global step s (decayed after every step), gradient-norm clipping at
@@ -107,6 +109,13 @@ def train_cns(model: nn.Module, X: torch.Tensor, y: torch.Tensor, X_val: torch.T
 def _tensor_norms(params: list[torch.Tensor]) -> torch.Tensor:
     """sum over parameter tensors of ||p||_2 (not squared), CNS's regulariser."""
     return sum(torch.linalg.vector_norm(p) for p in params)
+
+
+def regulariser_curvature(params: list[torch.Tensor], weight: float) -> float:
+    """The largest eigenvalue of the Hessian of weight * sum_tensors ||p||_2: weight / min ||p|| over the tensors
+    of more than one entry (the Hessian of ||p|| is (I - p p^T / ||p||^2) / ||p||; it is 0 for a scalar)."""
+    norms = [float(torch.linalg.vector_norm(p.detach())) for p in params if p.numel() > 1]
+    return weight / min(norms)
 
 
 def lissa_newton_step(model: nn.Module, X: torch.Tensor, y: torch.Tensor, lam: float, gamma: float, s1: int, s2: int,

@@ -60,6 +60,12 @@ CHOICES = [
     "the per-step decay taken globally (0.995^s) in training and recollection; its learning time = training plus "
     "the recollection work. CNS: LiSSA with gamma 200 (eICU) / 2000 (Lacuna), noise by the authors' formula with "
     "lam 2000, M 1, rho 0.1, lam_min 0 and R2D's L and G. Quick: HF 5 / 8 epochs, CNS 10 epochs, LiSSA 1 x 100.",
+    "- CNS's LiSSA scale: the recursion H <- H + g - A H / scale contracts only while A's eigenvalues stay below 2 "
+    "scale, and the regulariser (wd + gamma) sum ||p||_2 alone puts one at (wd + gamma) / min ||p|| (1.28e5 on the "
+    "recorded Fashion-MNIST users' model, whose 2-entry last bias has norm 0.016: at the paper's 50000 the estimate "
+    "overflows at step 192). With `cns.lissa.stable_scale: true` (the default) a run whose curvature exceeds the "
+    "paper's scale uses the curvature instead; Tables 8-9's `lissa_scale` column shows the scale each run used, "
+    "`false` keeps 50000 and shows a divergence as missing.",
     "- HF's cost (row hf_per_sample of timing.csv, beside the paper's ratio of Tables 2 and 7): where the m "
     "products per step do not fit the budget (`hf.per_sample: false`, as at quick) HF keeps the "
     "sum of the a_i, exact for the unlearned model, and runs the per-sample recursion beside it for the first "
@@ -236,6 +242,8 @@ def tables8_9(runs: list[dict], baselines: list[dict], epsilon: float, missing: 
             elif cell is not None:
                 rows.append(_row(b["dataset"], alg, None, cell["unlearned"], b[alg]["original"], b["seed"])
                             | {"sigma": cell["sigma"]})
+            if cell is not None and "lissa_scale" in b[alg]:
+                rows[-1]["lissa_scale"] = b[alg]["lissa_scale"]
     ref = _ref("table8_9")
     for _, p in ref.iterrows():
         rows.append({"dataset": p.dataset, "seed": 1, "algorithm": p.algorithm,

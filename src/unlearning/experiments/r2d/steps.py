@@ -94,7 +94,7 @@ def load_data(params: dict, dataset: str, processed: str | None = None) -> dict[
                              f"{dc['source']} tensors)")
         return user_image_dataset(load_tensors(processed), seed, tuple(dc["pair"]), dc["users"], dc["per_user"],
                                   dc["ood_users"], dc["ood_per_user"], dc["signature_scale"], dc["test_frac"],
-                                  cfg["val_frac"])
+                                  cfg["val_frac"], flatten=dc.get("model", "mlp") != "resnet18")
     extra = {"per_user": dc["per_user"]} if "per_user" in dc else {}
     return us.user_dataset(seed, f"{dc['like']}-like", dc["users"], dc["dim"], ood_users=dc["ood_users"],
                            ood_per_user=dc["ood_per_user"], test_frac=dc["test_frac"], val_frac=cfg["val_frac"],
@@ -216,7 +216,7 @@ def _prepare(params: dict, dataset: str, seed: int, processed: str | None):
 def _summary(data: dict, users: list[int], Z: torch.Tensor, keep: torch.Tensor, ood: torch.Tensor) -> dict:
     return {"n": len(data["train"]), "m": len(Z), "retained": len(keep), "validation": len(data["val"]),
             "test": len(data["test"]), "ood": len(ood), "users": len(torch.unique(data["user"][data["train"]])),
-            "forget_users": users, "dim": int(data["x"].shape[1]),
+            "forget_users": users, "dim": int(data["x"][0].numel()),
             "positive_rate_forget": float(data["y"][Z].float().mean()),
             "positive_rate_ood": float(data["y"][ood].float().mean()) if len(ood) else None}
 
@@ -370,13 +370,18 @@ def step_baselines(params: dict, dataset: str, seed: int, run: str, out: str, ti
     result["cns"] = {"selected": tr.selected, "val_losses": tr.val_losses, "R": R, "Delta": Delta,
                      "original": evaluate(tr.theta)}
     times["cns"] = {"learning_s": sum(tr.epoch_seconds), "unlearning_s": None}
+    gamma = per_like(li["gamma"], like)
+    curvature = rb.regulariser_curvature(list(model.parameters()), cc["wd"] + gamma)
+    scale = max(li["scale"], curvature) if li["stable_scale"] else li["scale"]
+    result["cns"] |= {"lissa_scale": scale, "regulariser_curvature": curvature}
     clock = time.perf_counter()
     try:
-        step = rb.lissa_newton_step(model, X[keep], y[keep], cc["wd"], per_like(li["gamma"], like), li["s1"],
-                                    li["s2"], li["bs"], li["scale"],
+        step = rb.lissa_newton_step(model, X[keep], y[keep], cc["wd"], gamma, li["s1"], li["s2"], li["bs"], scale,
                                     derive_seed(params["seed"], SECTION, dataset, seed, "lissa"))
     except rb.Diverged as err:  # CNS's own estimator failing is its result: its cells are missing, with the reason
-        reason = f"CNS's LiSSA Newton step diverged ({err}; scale {li['scale']:g}, s2 {li['s2']})"
+        reason = (f"CNS's LiSSA Newton step diverged ({err}; scale {scale:g}, s2 {li['s2']}; the regulariser's "
+                  f"curvature (lam + gamma) / min ||p|| = {curvature:.4g}"
+                  + (", above 2 scale)" if curvature > 2 * scale else ")"))
         log.warning("%s", reason)
         result["cns"] |= {"missing": reason, "cells": [
             {"epsilon": eps, "sigma": rbn.sigma_for(eps, delta, Delta), "missing": reason}
