@@ -35,6 +35,7 @@ REGRESSION = ROOT / "tests" / "regression"
 # the pinned numbers; their tolerances (absolute, per family) are in the golden files
 PDUDT_KEYS = (  # per variant (checkpoint, sigma); not the shadow attack's (tests/regression/README.md)
     "client_mean_test_accuracy", "averaged_model_test_accuracy", "forget_accuracy", "mia_loss_threshold_auc",
+    "mia_rmia.auc",  # RMIA's AUC (None where a method has no RMIA, HDUS)
 )
 GAP_KEYS = ("averaged_model_gap",)  # noise-free gaps to retraining (l2 norm of a parameter difference)
 SPINE_KEYS = ("test_accuracy", "forget_accuracy", "retain_accuracy", "test_loss", "mia_loss_threshold_auc",
@@ -64,6 +65,14 @@ def reported(results_dir: Path) -> dict:
     return out
 
 
+def _field(variant: dict, key: str):
+    """variant[key], or variant[a][b] for key "a.b" (None where the variant has no `a`)."""
+    if "." not in key:
+        return variant[key]
+    head, tail = key.split(".", 1)
+    return (variant.get(head) or {}).get(tail)
+
+
 def reported_pdudt(results_dir: Path, keys: tuple[str, ...] = PDUDT_KEYS) -> dict:
     out = {}
     for path in sorted(results_dir.glob("*.json")):
@@ -76,8 +85,7 @@ def reported_pdudt(results_dir: Path, keys: tuple[str, ...] = PDUDT_KEYS) -> dic
             for checkpoint, variants in checkpoints.items():
                 for v in variants:
                     key = f"{method}.{checkpoint}.sigma={v['sigma']}"
-                    out[key] = {k: (v[k.split(".")[0]][k.split(".")[1]] if "." in k else v[k])
-                                for k in keys}
+                    out[key] = {k: _field(v, k) for k in keys}
     return out
 
 

@@ -3,7 +3,8 @@
 Snakemake rules list these files as inputs (workflow/rules/common.smk), so that editing a module re-runs
 exactly the steps that import it, directly or not, and nothing else. Imports inside functions count too:
 the package imports its steps lazily. A module that imports by name at run time (`importlib.import_module`,
-as the method registry does) counts as importing every module of its own package.
+as the method registry does) counts as importing the modules its module-level `MODULES` tuple of names lists, or
+every module of its own package where it has none.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ def _imports(path: Path) -> set[str]:
     """Modules named by the import statements of `path`, made absolute."""
     package = _module_of(path) if path.name == "__init__.py" else _module_of(path).rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    tree = ast.parse(path.read_text(), str(path))
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -49,9 +51,21 @@ def _imports(path: Path) -> set[str]:
             found.add(base)
             found.update(f"{base}.{alias.name}" for alias in node.names)  # `from . import steps`
         elif isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "import_module":
-            folder = _file(package).parent
-            found.update(f"{package}.{p.stem}" for p in folder.glob("*.py") if p.stem != "__init__")
+            named = _registry_names(tree)
+            if named is None:
+                named = tuple(p.stem for p in _file(package).parent.glob("*.py") if p.stem != "__init__")
+            found.update(f"{package}.{name}" for name in named)
     return found
+
+
+def _registry_names(tree: ast.Module) -> tuple[str, ...] | None:
+    """The module-level `MODULES = ("a", "b", ...)` of a registry that imports them by name, or None."""
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["MODULES"]
+                and isinstance(node.value, (ast.Tuple, ast.List))
+                and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.value.elts)):
+            return tuple(e.value for e in node.value.elts)
+    return None
 
 
 @cache

@@ -45,6 +45,7 @@ ATTACKED = 478     # samples per side of the quick shadow attack (the target's c
 RESOLUTION_OF = {  # one attacked sample's worth, in %: balanced accuracy moves by 100 / (2 m), TPR by 100 / m
     "mia_shadow.balanced_accuracy_mean": 100 / (2 * ATTACKED), "mia_shadow.tpr_at_fpr_mean": 100 / ATTACKED,
     "mia_shadow.auc_mean": 100 / ATTACKED,  # one member's score moving past every non-member
+    "mia_rmia.auc": 1 / ATTACKED,  # the same for RMIA's AUC (a fraction, not %): its members are those samples
     "sigma": 1e-7,  # SGLU accounting: deterministic root finding (no torch), far finer than a test sample
 }
 CDFL_TEST_IMAGES = 1000  # cdfl.quick.eval.test_images: CDFL's accuracies are in %, one image = 0.1 points

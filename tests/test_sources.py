@@ -1,0 +1,39 @@
+"""The import closure that Snakemake rules list as code inputs (unlearning/sources.py): editing a module re-runs
+the steps that import it and no others."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from unlearning import methods
+from unlearning.sources import _imports, module_files
+
+
+def _names(module: str) -> set[str]:
+    return {Path(p).relative_to(Path(methods.__file__).parents[1]).as_posix() for p in module_files(module)}
+
+
+def test_the_method_registry_counts_the_modules_it_names_and_no_others():
+    """methods/__init__.py imports its MODULES by name: the spine's steps depend on those, not on R2D's or RR-DU's
+    method modules, which other steps import directly."""
+    spine = _names("unlearning.experiments.spine.steps")
+    assert {f"methods/{m}.py" for m in methods.MODULES} <= spine
+    assert not {"methods/r2d.py", "methods/r2d_baselines.py", "methods/rrdu.py", "methods/hdus.py"} & spine
+    assert "methods/r2d_baselines.py" in _names("unlearning.experiments.r2d.steps")
+
+
+def test_a_dynamic_import_without_a_modules_list_counts_its_whole_package(tmp_path, monkeypatch):
+    from unlearning import sources
+
+    package = tmp_path / "unlearning" / "plugins"
+    package.mkdir(parents=True)
+    for name in ("a", "b"):
+        (package / f"{name}.py").write_text("")
+    (package / "__init__.py").write_text("from importlib import import_module\n\n\n"
+                                         "def load(name):\n    return import_module(f'{__name__}.{name}')\n")
+    monkeypatch.setattr(sources, "ROOT", tmp_path / "unlearning")
+    assert _imports(package / "__init__.py") >= {"unlearning.plugins.a", "unlearning.plugins.b"}
+    (package / "__init__.py").write_text("from importlib import import_module\n\nMODULES = ('a',)\n\n\n"
+                                         "def load(name):\n    return import_module(f'{__name__}.{name}')\n")
+    found = _imports(package / "__init__.py")
+    assert "unlearning.plugins.a" in found and "unlearning.plugins.b" not in found
