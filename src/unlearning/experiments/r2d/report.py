@@ -235,15 +235,14 @@ def tables8_9(runs: list[dict], baselines: list[dict], epsilon: float, missing: 
     for b in baselines:
         for alg in ("hf", "cns"):
             cell = next((c for c in b[alg]["cells"] if c["epsilon"] == epsilon), None)
+            scale = {"lissa_scale": b[alg]["lissa_scale"]} if "lissa_scale" in b[alg] else {}
             if cell is not None and "missing" in cell:
                 rows.append({"dataset": b["dataset"], "seed": b["seed"], "algorithm": alg, "sigma": cell["sigma"],
                              "original_test_error": b[alg]["original"]["test_error"],
-                             "status": missing_status(cell["missing"])})
+                             "status": missing_status(cell["missing"])} | scale)
             elif cell is not None:
                 rows.append(_row(b["dataset"], alg, None, cell["unlearned"], b[alg]["original"], b["seed"])
-                            | {"sigma": cell["sigma"]})
-            if cell is not None and "lissa_scale" in b[alg]:
-                rows[-1]["lissa_scale"] = b[alg]["lissa_scale"]
+                            | {"sigma": cell["sigma"]} | scale)
     ref = _ref("table8_9")
     for _, p in ref.iterrows():
         rows.append({"dataset": p.dataset, "seed": 1, "algorithm": p.algorithm,
