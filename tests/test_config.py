@@ -46,7 +46,7 @@ BAD = [
     ("spine.quick.partition", {"train_per_client": 7000}, "valid: at most 6000"),
     ("engine.strategy", "threads", "engine.strategy: 'threads' is not one of"),
     ("device", "tpu", "device: 'tpu' is not one of"),
-    ("pdudt.train.mixing", "model", "pdudt.train.mixing: PDUDT trains with gradient mixing"),
+    ("pdudt.train.mixing", "model", "pdudt.train.mixing: model, but pdudt, pdudt_es correct(s) gradient-mixing"),
     ("pdudt.default_sigma", 0.5, "pdudt.default_sigma: 0.5 is not in pdudt.sigmas"),
     ("pdudt.quick.pdudt_es", {"es_rounds": 50}, "pdudt.pdudt_es.es_rounds: 50 exceeds pdudt.train.rounds = 20"),
     ("pdudt.quick.datasets", ["fashion_mnist", "synthetic"], "pdudt.models: no model for dataset 'synthetic'"),
@@ -54,7 +54,8 @@ BAD = [
     ("pdudt.settings.candidates.iid", {"partition": {"kind": "stripes"}},
      "pdudt.settings.candidates.iid merged: partition.kind: 'stripes' is not one of"),
     ("pdudt.settings.candidates.cnn", {"train": {"mixing": "model"}},
-     "pdudt.settings.candidates.cnn.train.mixing: PDUDT trains with gradient mixing"),
+     "pdudt.settings.candidates.cnn.train.mixing: model, but pdudt, pdudt_es correct(s)"),
+    ("pdudt.settings.candidates.cnn", {"train": {"mixing": "model"}, "methods": ["retrain"]}, None),  # no PDUDT: valid
     ("pdudt.settings.candidates.cnn", {"colour": "red"}, "pdudt.settings.candidates.cnn: 'colour' is not one of"),
     ("pdudt.settings.candidates", {"Bad_name": {}}, "'Bad_name' does not match"),
     ("pdudt.settings.datasets", ["synthetic"],
@@ -108,6 +109,7 @@ def test_setting_experiments_merge_their_override_last(params):
     """pdudt-<setting>_<dataset>: the section at its scale, then the candidate's override (issue 15)."""
     from unlearning.config import setting_experiments
 
+    params["pdudt"]["quick"].pop("settings", None)  # the shipped candidates' quick overrides
     params["pdudt"]["settings"] = {"datasets": ["fashion_mnist"],
                                    "candidates": {"iid": {"partition": {"kind": "iid"}}, "cnn": {"models": {
                                        "fashion_mnist": "cnn"}, "methods": ["retrain", "pdudt"]}}}
@@ -122,6 +124,18 @@ def test_setting_experiments_merge_their_override_last(params):
     assert cnn["train"] == default["train"]  # the quick scale's values survive the override
     with pytest.raises(KeyError, match="'pretrained' is not in pdudt.settings.candidates; valid: iid, cnn"):
         experiment_config(params, "pdudt-pretrained_fashion_mnist")
+
+
+def test_scale_block_overrides_a_candidate(params):
+    """A scale block's settings.candidates.<name> merges into that candidate: the shipped `dpsgd` is the default with
+    model mixing at the paper scale, and at quick takes one gradient a round like `onestep` (they differ in mixing)."""
+    dpsgd, onestep = (experiment_config(params, f"pdudt-{s}_fashion_mnist") for s in ("dpsgd", "onestep"))
+    assert dpsgd["train"]["mixing"] == "model" and onestep["train"]["mixing"] == "gradient"
+    assert {**dpsgd["train"], "mixing": "gradient"} == onestep["train"]
+    assert dpsgd["train"]["local_steps"] == 1 and dpsgd["methods"] == ["retrain"]
+    params["scale"] = "paper"
+    paper = experiment_config(params, "pdudt-dpsgd_fashion_mnist")
+    assert paper["train"] == {**experiment_config(params, "pdudt_fashion_mnist")["train"], "mixing": "model"}
 
 
 def test_missing_key_is_named(params):

@@ -275,12 +275,17 @@ def test_settings_table_says_where_origin_carries_the_target(params):
             v["mia_shadow"]["auc_mean"] = auc
         return r
 
+    params["pdudt"]["quick"].pop("settings", None)
     params["pdudt"]["settings"] = {"datasets": ["fashion_mnist"], "candidates": {
-        "iid": {"partition": {"kind": "iid"}}, "cnn": {"models": {"fashion_mnist": "cnn"}}}}
+        "iid": {"partition": {"kind": "iid"}}, "cnn": {"models": {"fashion_mnist": "cnn"}},
+        "mix": {"train": {"mixing": "model", "local_epochs": None, "local_steps": 1}, "methods": ["retrain"]}}}
     results = [result("pdudt_fashion_mnist", "original", 50.0, 51.0, 0.0),
                result("pdudt_fashion_mnist", "retrain", 50.0, 50.0, 0.0),
                result("pdudt-iid_fashion_mnist", "original", 55.0, 61.0, 0.0),
-               result("pdudt-cnn_fashion_mnist", "original", 50.0, 50.0, 0.7)]
+               result("pdudt-iid_fashion_mnist", "pdudt", 50.0, 50.0, 0.0),
+               result("pdudt-cnn_fashion_mnist", "original", 50.0, 50.0, 0.7),
+               result("pdudt-mix_fashion_mnist", "original", 50.0, 50.0, 0.6),
+               result("pdudt-mix_fashion_mnist", "retrain", 50.0, 50.0, 0.0)]
     iid = results[2]["checkpoints"]["A"][0]
     iid.update(per_client_forget_accuracy={"0": 0.8, "1": 0.6}, per_client_own_data_accuracy={"0": 1.0, "1": 0.9})
     results[2]["all_clients"] = {"A": [{**iid, "per_client_forget_accuracy": {"0": 0.8, "1": 0.6, "9": 1.0}}]}
@@ -294,8 +299,14 @@ def test_settings_table_says_where_origin_carries_the_target(params):
     assert origin.loc["iid", "origin_carries"].startswith("carried") and origin.loc["iid", "partition"] == "iid"
     assert pd.isna(origin.loc["iid", "target_class_accuracy"])  # the class is not the target's in IID
     assert origin.loc["cnn", "origin_carries"] == "carried: Origin's precision 50.0, AUC 50.0, target class 0.700"
-    assert "carries the target in: cnn, iid" in report.settings_verdict(table)
+    assert (origin.loc["mix", "mixing"], origin.loc["mix", "local_work"]) == ("model", "1 step")
+    assert (origin.loc["default", "mixing"], origin.loc["default", "local_work"]) == ("gradient", "1 epoch")
+    verdict = report.settings_verdict(table)
+    assert "carries the target in: cnn, iid, mix" in verdict and "PDUDT (ES) in iid test the paper's claim" in verdict
+    assert "PDUDT did not run in cnn, mix: cnn leaves it out of its methods; mix trains with model mixing, and " \
+           "PDUDT corrects Eq. 2's gradient mixing only" in verdict
     assert "In none" in report.settings_verdict(table[table.setting == "default"])
+    assert "mix: model mixing, 1 step a round" in report._ingredients(table)
     norms = report.gradient_norms_table([{"experiment": "pdudt-iid_fashion_mnist", "gradient_norms": {
         "target": [1.0, 0.5, 0.1, 0.1], "others_mean": [1.0, 1.0, 1.0, 0.5]}}])
     assert norms.iloc[0].setting == "iid" and norms.iloc[0].last_round == pytest.approx(0.2)
