@@ -333,3 +333,21 @@ def test_evaluate_measures_each_clients_model_on_the_forget_set_and_on_its_own_d
         assert out["per_client_own_data_accuracy"][str(c)] == expected
     same = evaluate(setup, setup.theta0.expand(len(clients), -1), clients, 20)  # every model the average
     assert set(same["per_client_forget_accuracy"].values()) == {same["forget_accuracy"]}
+
+
+def test_origin_continues_with_the_targets_data(tiny):
+    """Checkpoint B: Origin continues with all n clients and their data; a method without the target continues on
+    the retained data (spec 8.4). With the target among the clients, only the first trains on its data."""
+    from unlearning.experiments.pdudt.steps import continue_training
+
+    params, features, split = tiny
+    setup = load_setup(one_minibatch(params), "spine", features, split)
+    n, target = setup.cfg["clients"], setup.request.removed[0]
+    clients = list(range(n))
+    theta0 = setup.theta0.expand(n, -1).clone()
+    origin, _ = continue_training(setup, theta0, clients, 0, 1, 0.1, 1, with_forget_set=True)
+    without, _ = continue_training(setup, theta0, clients, 0, 1, 0.1, 1)
+    full, _ = train(setup.model, setup.spec, theta0, setup.data, clients, setup.schedule(lr=0.1), range(1),
+                    setup.strategy)
+    torch.testing.assert_close(origin, full)
+    assert not torch.allclose(origin[target], without[target])  # the target's own gradient is in Origin's step

@@ -6,7 +6,7 @@ training, so one training and one retraining run serve every sigma (spec 4.2, Ef
 
 - checkpoint A: the models right after unlearning at t1;
 - checkpoint B: after `subsequent.rounds` more rounds of gradient-mixing D-SGD without the target (Eq. 10),
-  on fresh graphs of rounds t1 .. t1 + T - 1 (the same for every method); Origin continues with all n.
+  on fresh graphs of rounds t1 .. t1 + T - 1 (the same for every method); Origin continues with all n and their data.
 """
 
 from __future__ import annotations
@@ -182,12 +182,13 @@ def gradient_norms(history: History, target: int) -> dict:
 
 
 def continue_training(setup: Setup, theta: torch.Tensor, clients: list[int], start: int, rounds: int, lr: float,
-                      eval_every: int) -> tuple[torch.Tensor, list[dict]]:
-    """Eq. (10): `rounds` more rounds of the experiment's D-SGD among `clients`, from `theta`; the
-    averaged model's test accuracy every `eval_every` rounds."""
+                      eval_every: int, with_forget_set: bool = False) -> tuple[torch.Tensor, list[dict]]:
+    """Eq. (10): `rounds` more rounds of the experiment's D-SGD among `clients`, from `theta`, on the retained data
+    (`with_forget_set`: on all of it, as Origin continues with the target and its data); the averaged model's test
+    accuracy every `eval_every` rounds."""
     from ...evaluate.metrics import accuracy, per_sample_loss_and_pred
 
-    data = setup.data.retained(setup.request.masks)
+    data = setup.data if with_forget_set else setup.data.retained(setup.request.masks)
     sched = setup.schedule(lr=lr)
     theta = theta.to(setup.device)
 
@@ -213,7 +214,7 @@ def step_continue(params: dict, name: str, method: str, features: str, split: st
     out, thetas, curves = Path(out_dir), [], []
     for sigma, theta in variants:
         theta, curve = continue_training(setup, theta, clients, setup.cfg["train"]["rounds"], sub["rounds"],
-                                         sub["lr"], sub["eval_every"])
+                                         sub["lr"], sub["eval_every"], with_forget_set=method == "original")
         thetas.append(theta.cpu())
         curves.append({"sigma": sigma, "curve": curve})
         log.info("%s sigma=%s: test accuracy %.4f after %d rounds", method, sigma, curve[-1]["test_accuracy"],
