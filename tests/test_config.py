@@ -46,20 +46,20 @@ BAD = [
     ("spine.quick.partition", {"train_per_client": 7000}, "valid: at most 6000"),
     ("engine.strategy", "threads", "engine.strategy: 'threads' is not one of"),
     ("device", "tpu", "device: 'tpu' is not one of"),
-    ("pdudt.train.mixing", "model", "pdudt.train.mixing: model, but pdudt, pdudt_es correct(s) gradient-mixing"),
+    ("pdudt.train.mixing", "gossip", "pdudt.train.mixing: 'gossip' is not one of ['model', 'gradient']"),
     ("pdudt.default_sigma", 0.5, "pdudt.default_sigma: 0.5 is not in pdudt.sigmas"),
-    ("pdudt.quick.pdudt_es", {"es_rounds": 50}, "pdudt.pdudt_es.es_rounds: 50 exceeds pdudt.train.rounds = 20"),
+    ("pdudt.quick.pdudt_es", {"es_rounds": 100}, "pdudt.pdudt_es.es_rounds: 100 exceeds pdudt.train.rounds = 80"),
     ("pdudt.quick.datasets", ["fashion_mnist", "synthetic"], "pdudt.models: no model for dataset 'synthetic'"),
     ("spine.partition.kind", "class_to_target", None),
     ("pdudt.settings.candidates.iid", {"partition": {"kind": "stripes"}},
      "pdudt.settings.candidates.iid merged: partition.kind: 'stripes' is not one of"),
-    ("pdudt.settings.candidates.cnn", {"train": {"mixing": "model"}},
-     "pdudt.settings.candidates.cnn.train.mixing: model, but pdudt, pdudt_es correct(s)"),
-    ("pdudt.settings.candidates.cnn", {"train": {"mixing": "model"}, "methods": ["retrain"]}, None),  # no PDUDT: valid
+    ("pdudt.settings.candidates.cnn", {"train": {"mixing": "gradient"}}, None),  # PDUDT replays either mixing
+    ("pdudt.settings.candidates.cnn", {"train": {"local_epochs": 2}},  # the quick default takes local_steps
+     "pdudt.settings.candidates.cnn.train.local_epochs / local_steps: set exactly one of them"),
     ("pdudt.settings.candidates.cnn", {"colour": "red"}, "pdudt.settings.candidates.cnn: 'colour' is not one of"),
     ("pdudt.settings.candidates", {"Bad_name": {}}, "'Bad_name' does not match"),
     ("pdudt.settings.datasets", ["synthetic"],
-     "pdudt.settings.datasets: experiment 'pdudt-iid_synthetic': 'synthetic' is not in pdudt.datasets"),
+     "pdudt.settings.datasets: experiment 'pdudt-eq2_synthetic': 'synthetic' is not in pdudt.datasets"),
 ]
 
 
@@ -127,15 +127,17 @@ def test_setting_experiments_merge_their_override_last(params):
 
 
 def test_scale_block_overrides_a_candidate(params):
-    """A scale block's settings.candidates.<name> merges into that candidate: the shipped `dpsgd` is the default with
-    model mixing at the paper scale, and at quick takes one gradient a round like `onestep` (they differ in mixing)."""
-    dpsgd, onestep = (experiment_config(params, f"pdudt-{s}_fashion_mnist") for s in ("dpsgd", "onestep"))
-    assert dpsgd["train"]["mixing"] == "model" and onestep["train"]["mixing"] == "gradient"
-    assert {**dpsgd["train"], "mixing": "gradient"} == onestep["train"]
-    assert dpsgd["train"]["local_steps"] == 1 and dpsgd["methods"] == ["retrain"]
+    """A scale block's settings.candidates.<name> merges into that candidate: at quick the shipped `onestep` takes the
+    default's budget (one gradient a round) with gradient mixing, so the two differ in the mixing only, while `eq2`
+    keeps a local epoch a round; at the paper scale `eq2` is the default with gradient mixing."""
+    default, eq2, onestep = (experiment_config(params, f"pdudt{s}_fashion_mnist") for s in ("", "-eq2", "-onestep"))
+    assert default["train"]["mixing"] == "model" and onestep["train"]["mixing"] == eq2["train"]["mixing"] == "gradient"
+    assert {**default["train"], "mixing": "gradient"} == onestep["train"]
+    assert default["train"]["local_steps"] == 1 and eq2["train"]["local_epochs"] == 1 and eq2["train"]["local_steps"] is None
+    assert onestep["methods"] == ["retrain"]
     params["scale"] = "paper"
-    paper = experiment_config(params, "pdudt-dpsgd_fashion_mnist")
-    assert paper["train"] == {**experiment_config(params, "pdudt_fashion_mnist")["train"], "mixing": "model"}
+    paper = experiment_config(params, "pdudt-eq2_fashion_mnist")
+    assert paper["train"] == {**experiment_config(params, "pdudt_fashion_mnist")["train"], "mixing": "gradient"}
 
 
 def test_missing_key_is_named(params):

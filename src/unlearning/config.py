@@ -266,10 +266,6 @@ def _warn_if_days(cfg: dict, key: str, source: str, samples: int | None) -> None
                     seconds * SAMPLE_GRADIENTS_PER_S, seconds / 86400, SAMPLE_GRADIENTS_PER_S)
 
 
-# PDUDT's methods that replay the gradients clients exchanged under Eq. 2: no such history under model mixing
-GRADIENT_MIXING_METHODS = ("pdudt", "pdudt_es")
-
-
 def _check_pdudt(cfg: dict, key: str, source: str) -> None:
     for dataset in cfg["datasets"]:
         if dataset not in cfg["models"]:
@@ -277,11 +273,6 @@ def _check_pdudt(cfg: dict, key: str, source: str) -> None:
                               f"dataset -> one of logreg, mlp, cnn, cnn_small, resnet18")
     if cfg["forget"]["kind"] != "client":
         raise ParamsError(f"{source}: {key}.forget.kind: PDUDT removes one client; valid: client")
-    corrects = [m for m in cfg["methods"] if m in GRADIENT_MIXING_METHODS]
-    if cfg["train"]["mixing"] != "gradient" and corrects:
-        raise ParamsError(f"{source}: {key}.train.mixing: {cfg['train']['mixing']}, but {', '.join(corrects)} "
-                          f"correct(s) gradient-mixing training (PDUDT Eq. 2); valid: gradient, or leave "
-                          f"{', '.join(GRADIENT_MIXING_METHODS)} out of {key}.methods")
     if cfg["default_sigma"] not in cfg["sigmas"]:
         raise ParamsError(f"{source}: {key}.default_sigma: {cfg['default_sigma']} is not in {key}.sigmas; "
                           f"valid: one of {cfg['sigmas']}")

@@ -11,6 +11,12 @@ zero row and column there), and computes
 
 PDUDT(ES) sums over the first `es_rounds` rounds only, with p renormalised there (Appendix D).
 `noise_only` is the ablation of spec 7-N: the noise without the correction.
+
+The history is what every client computed and stored during training (Algorithm 2, lines 4-5): its
+pseudo-gradients and the round's W. Eq. 7 is derived for gradient mixing (Eq. 2), where it is the residual with
+the stored gradients in place of the retrained ones. After model mixing (D-PSGD, x <- W x - eta g: Origin as the
+paper's Appendix I.2 names it) the same formulas run on the same store, as an approximation: there the target's
+influence also travels through the averaged models, which Eq. 7 does not see. The certificate says which.
 """
 
 from __future__ import annotations
@@ -51,9 +57,12 @@ def client_noise(dim: int, n: int, sigma: float, seed: int, *keys) -> torch.Tens
 def _target(state: TrainedState, request: ForgetRequest) -> int:
     if request.kind != "client" or len(request.removed) != 1:
         raise ValueError("PDUDT removes one whole client: set forget.kind: client")
-    if state.setup.cfg["train"]["mixing"] != "gradient":
-        raise ValueError("PDUDT corrects gradient-mixing training (PDUDT Eq. 2): set train.mixing: gradient")
     return request.removed[0]
+
+
+REPLAY = {"gradient": "Eq. 7 on the gradients exchanged under Eq. 2 (as derived)",
+          "model": "Eq. 7 on the pseudo-gradients stored under model mixing (D-PSGD): an approximation, the target's "
+                   "influence through the averaged models unseen"}
 
 
 def add_noise(theta: torch.Tensor, clients: list[int], n: int, sigma: float, seed: int, name: str) -> torch.Tensor:
@@ -81,7 +90,8 @@ def unlearn(state: TrainedState, request: ForgetRequest, sigma: float, horizon: 
     theta = add_noise(theta, clients, len(state.clients), sigma, s.seed, s.name)
     cert = {"sigma": sigma, "noise_std_per_client": math.sqrt(len(state.clients) - 1) * sigma,
             "beta": s.params["privacy"]["delta"], "rounds_used": horizon if correct else 0,
-            "reference": "perturbed retraining (PDUDT Cor. 4.10)"}
+            "reference": "perturbed retraining (PDUDT Cor. 4.10)",
+            "replay": REPLAY[s.cfg["train"]["mixing"]] if correct else None}
     cost = Cost(time.perf_counter() - start, grad_evals=0, bytes_read=history.bytes_read)
     return Unlearned(theta.to(s.device), clients, cost, cert)
 
