@@ -121,11 +121,25 @@ def test_correction_moves_toward_retraining_and_noise_is_shared(five_rounds):
     torch.testing.assert_close(ablation.theta - pdudt.theta, correction, atol=1e-6, rtol=1e-5)
 
 
-def test_pdudt_needs_gradient_mixing_and_a_client_request(tiny, tmp_path):
+def test_pdudt_replays_a_model_mixing_history_and_says_which(tiny, five_rounds, tmp_path):
+    """After model mixing (D-PSGD, the paper's Origin) PDUDT runs Eq. 7-9 on the stored pseudo-gradients unchanged,
+    and its certificate says the replay is an approximation there; after Eq. 2 it is the residual as derived."""
     params, features, split = tiny
-    state = trained_state(params, features, split, tmp_path)  # model mixing
-    with pytest.raises(ValueError, match="train.mixing: gradient"):
-        get_method("pdudt")(state, state.setup.request, {"sigma": 0.01})
+    p = copy.deepcopy(params)
+    p["engine"]["history_dtype"] = "float32"
+    p["spine"]["train"].update(rounds=5, checkpoint_every=5)
+    assert p["spine"]["train"]["mixing"] == "model"
+    state = trained_state(p, features, split, tmp_path)
+    pdudt = get_method("pdudt")(state, state.setup.request, {"sigma": 0.05})
+    ablation = get_method("noise_only")(state, state.setup.request, {"sigma": 0.05})
+    history = state.history()
+    correction = torch.stack([client_correction(history, c, p["spine"]["train"]["lr"], 5) for c in range(N - 1)])
+    torch.testing.assert_close(ablation.theta - pdudt.theta, correction.to(pdudt.theta.device), atol=1e-6, rtol=1e-5)
+    assert correction.abs().sum() > 0
+    assert "approximation" in pdudt.certificate["replay"] and ablation.certificate["replay"] is None
+    _, eq2_state = five_rounds
+    eq2 = get_method("pdudt")(eq2_state, eq2_state.setup.request, {"sigma": 0.05})
+    assert "as derived" in eq2.certificate["replay"]
 
 
 def test_noise_standard_deviations():

@@ -168,6 +168,27 @@ def test_class9_collapse_is_vacuous_when_origin_never_learned_it():
     assert all(s.startswith("vacuous") for s in fig2[fig2.method == "retrain"].class9_status)
 
 
+def test_figure2_verdict_tells_the_correction_from_the_subsequent_rounds():
+    """Figure 2's claim in words: what each method keeps of the target's class at A and B, and how much of it the
+    correction removes beyond the noise-only ablation (spec 7-N); vacuous where Origin never learned it."""
+    def at(method, a, b):
+        result = _result(method, 50, class9=a)
+        result["checkpoints"]["B"] = _result(method, 50, class9=b)["checkpoints"]["B"]
+        return result
+
+    results = [at("original", 0.8, 0.8), at("retrain", 0.0, 0.0), at("pdudt", 0.6, 0.0), at("noise_only", 0.75, 0.0)]
+    fig2 = report.figure2_table(results, {"fashion_mnist": 0.002})
+    text = report.figure2_verdict(fig2, 9)
+    assert "before unlearning (Origin, remaining clients) is 0.800" in text
+    assert "at A: Retrain 0.000, PDUDT 0.600, Noise only (no correction) 0.750" in text
+    assert "At A the correction removes 20 % of what the uncorrected (noise-only) models keep." in text
+    assert "At B the uncorrected (noise-only) models keep none of it either" in text
+    status = fig2[fig2["class"] == 9].set_index(["method", "checkpoint"]).class9_status
+    assert status[("pdudt", "A")] == "not collapsed" and status[("noise_only", "B")] == "collapsed"
+    vacuous = report.figure2_table([at("original", 0.02, 0.02), at("retrain", 0.0, 0.0)], {"fashion_mnist": 0.002})
+    assert "nothing to collapse" in report.figure2_verdict(vacuous, 9)
+
+
 def test_table2_ratio_status():
     timings = [{"experiment": "pdudt_fashion_mnist", "methods": {
         "retrain": {"seconds": 100.0}, "pdudt": {"seconds": 0.5}, "pdudt_es": {"seconds": 2.0},
@@ -278,12 +299,14 @@ def test_settings_table_says_where_origin_carries_the_target(params):
     params["pdudt"]["quick"].pop("settings", None)
     params["pdudt"]["settings"] = {"datasets": ["fashion_mnist"], "candidates": {
         "iid": {"partition": {"kind": "iid"}}, "cnn": {"models": {"fashion_mnist": "cnn"}},
-        "mix": {"train": {"mixing": "model", "local_epochs": None, "local_steps": 1}, "methods": ["retrain"]}}}
+        "mix": {"train": {"mixing": "gradient", "local_epochs": 1, "local_steps": None}, "methods": ["retrain"]}}}
     results = [result("pdudt_fashion_mnist", "original", 50.0, 51.0, 0.0),
                result("pdudt_fashion_mnist", "retrain", 50.0, 50.0, 0.0),
                result("pdudt-iid_fashion_mnist", "original", 55.0, 61.0, 0.0),
                result("pdudt-iid_fashion_mnist", "pdudt", 50.0, 50.0, 0.0),
                result("pdudt-cnn_fashion_mnist", "original", 50.0, 50.0, 0.7),
+               result("pdudt-cnn_fashion_mnist", "retrain", 50.0, 50.0, 0.0),
+               result("pdudt-cnn_fashion_mnist", "pdudt", 50.0, 50.0, 0.65),
                result("pdudt-mix_fashion_mnist", "original", 50.0, 50.0, 0.6),
                result("pdudt-mix_fashion_mnist", "retrain", 50.0, 50.0, 0.0)]
     iid = results[2]["checkpoints"]["A"][0]
@@ -299,14 +322,15 @@ def test_settings_table_says_where_origin_carries_the_target(params):
     assert origin.loc["iid", "origin_carries"].startswith("carried") and origin.loc["iid", "partition"] == "iid"
     assert pd.isna(origin.loc["iid", "target_class_accuracy"])  # the class is not the target's in IID
     assert origin.loc["cnn", "origin_carries"] == "carried: Origin's precision 50.0, AUC 50.0, target class 0.700"
-    assert (origin.loc["mix", "mixing"], origin.loc["mix", "local_work"]) == ("model", "1 step")
-    assert (origin.loc["default", "mixing"], origin.loc["default", "local_work"]) == ("gradient", "1 epoch")
+    assert (origin.loc["mix", "mixing"], origin.loc["mix", "local_work"]) == ("gradient", "1 epoch")
+    assert (origin.loc["default", "mixing"], origin.loc["default", "local_work"]) == ("model", "1 step")
     verdict = report.settings_verdict(table)
-    assert "carries the target in: cnn, iid, mix" in verdict and "PDUDT (ES) in iid test the paper's claim" in verdict
-    assert "PDUDT did not run in cnn, mix: cnn leaves it out of its methods; mix trains with model mixing, and " \
-           "PDUDT corrects Eq. 2's gradient mixing only" in verdict
+    assert "carries the target in: cnn, iid, mix" in verdict
+    assert "PDUDT (ES) in cnn, iid test the paper's claim (cnn at A, target class: Origin 0.700, Retrain 0.000, " \
+           "PDUDT 0.650; cnn at B" in verdict
+    assert "PDUDT did not run in mix (left out of its methods)" in verdict
     assert "In none" in report.settings_verdict(table[table.setting == "default"])
-    assert "mix: model mixing, 1 step a round" in report._ingredients(table)
+    assert "mix: gradient mixing, 1 epoch a round" in report._ingredients(table)
     norms = report.gradient_norms_table([{"experiment": "pdudt-iid_fashion_mnist", "gradient_norms": {
         "target": [1.0, 0.5, 0.1, 0.1], "others_mean": [1.0, 1.0, 1.0, 0.5]}}])
     assert norms.iloc[0].setting == "iid" and norms.iloc[0].last_round == pytest.approx(0.2)

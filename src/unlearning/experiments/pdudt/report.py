@@ -9,7 +9,8 @@
 - Figure 1, accuracy against sigma: no values are printed; the claim checked is PDUDT within 2 points
   of perturbed retraining at every sigma after the subsequent rounds (B), on the mean client accuracy.
 - Figure 2, per-class accuracy at the default sigma: the claim checked is that class 9 (the target's)
-  collapses for PDUDT and retraining alike.
+  collapses for PDUDT and retraining alike, at A and at B, beside the noise-only ablation (spec 7-N), which
+  tells the correction's part from the subsequent rounds'.
 """
 
 from __future__ import annotations
@@ -53,11 +54,22 @@ SETTING_METHODS = ("original", "original_all", "retrain", "pdudt", "pdudt_es")
 CLASS9_VACUOUS = 0.1   # Origin's class-9 accuracy below this: there is nothing to collapse
 DEFAULT_TOLERANCE = 3.0
 FIGURE1_GAP = 2.0      # points of mean client accuracy between PDUDT and perturbed retraining at B
-CLASS9_COLLAPSE = 0.5  # class-9 accuracy at B below this fraction of its Origin value counts as collapsed
+CLASS9_COLLAPSE = 0.5  # class-9 accuracy below this fraction of its Origin value counts as collapsed
+COLLAPSE_METHODS = ("retrain", "perturbed_retrain", "pdudt", "pdudt_es", "noise_only")  # Figure 2's claim and control
 
 
+MIXING = {"model": "model mixing, theta <- W theta - lr g (D-PSGD, the paper's Origin in Appendix I.2)",
+          "gradient": "gradient mixing, theta_i <- theta_i - lr sum_j W_ij g_j (Eq. 2)"}
 CHOICES = [
-    "- Local work: one epoch of plain SGD per round, exchanged as the pseudo-gradient (theta - phi) / lr.",
+    "- Origin's training: D-PSGD's model mixing, as Appendix I.2 names Origin (\"the D-PSGD algorithm (Lian et al., "
+    "2017)\"); Algorithm 2's line 6 prints gradient mixing (Eq. 2), run as candidate `eq2`. Under Eq. 2 the remaining "
+    "models never learn the class the target owns (settings section below), so nothing would be there to unlearn. "
+    "Every client stores its pseudo-gradients and the round's W as Algorithm 2's lines 4-5 say, and PDUDT's Eq. 7-9 "
+    "run on that store unchanged. Eq. 7 is derived for Eq. 2; after model mixing it is an approximation, since the "
+    "target's influence that travelled through the averaged models is in no stored residual (the certificates' "
+    "`replay` field says which ran).",
+    "- Local work: plain SGD per round (one epoch at the paper's sizes), exchanged as the pseudo-gradient "
+    "(theta - phi) / lr.",
     "- Graphs: Erdos-Renyi every round, resampled until connected with and without the target; MH weights; "
     "W-hat = MH on the same graph minus the target.",
     "- Partition: the target holds all of its class, the others share the rest IID. Random initialisation for "
@@ -247,7 +259,7 @@ def figure2_table(results: list[dict], default_sigma: dict[str, float]) -> pd.Da
     origin = df[(df.method == before_method) & (df["class"] == 9)].set_index(["dataset", "checkpoint"])
     status = []
     for _, row in df.iterrows():
-        if row["class"] != 9 or row.method not in ("retrain", "perturbed_retrain", "pdudt", "pdudt_es"):
+        if row["class"] != 9 or row.method not in COLLAPSE_METHODS:
             status.append("")
             continue
         before = origin.loc[(row.dataset, row.checkpoint)].client_mean_accuracy
@@ -257,6 +269,40 @@ def figure2_table(results: list[dict], default_sigma: dict[str, float]) -> pd.Da
             status.append("collapsed" if row.client_mean_accuracy < CLASS9_COLLAPSE * before else "not collapsed")
     df["class9_status"] = status
     return df
+
+
+def figure2_verdict(f2: pd.DataFrame, target_class: int) -> str:
+    """Figure 2's claim in words, per dataset: the target's class before unlearning, and after it at A and B for
+    Retrain, PDUDT, PDUDT (ES) and the noise-only ablation, and how much of it the correction itself removes."""
+    if f2.empty:
+        return ""
+    texts = []
+    for d, g in f2[f2["class"] == target_class].groupby("dataset"):
+        acc = {(r.method, r.checkpoint): r.client_mean_accuracy for r in g.itertuples()}
+        before = "original_all" if any(m == "original_all" for m, _ in acc) else "original"
+        parts = [f"{d}: class {target_class}'s mean client accuracy before unlearning (Origin, "
+                 f"{'all n clients' if before == 'original_all' else 'remaining clients'}) is "
+                 f"{acc.get((before, 'A'), float('nan')):.3f}"]
+        if acc.get((before, "A"), 0.0) < CLASS9_VACUOUS:
+            texts.append(parts[0] + ": nothing to collapse, so Figure 2 tests no unlearning here.")
+            continue
+        for checkpoint in ("A", "B"):
+            shown = [f"{LABELS[m]} {acc[(m, checkpoint)]:.3f}" for m in COLLAPSE_METHODS if (m, checkpoint) in acc]
+            if shown:
+                parts.append(f"at {checkpoint}: " + ", ".join(shown))
+        text = "; ".join(parts) + "."
+        for checkpoint in ("A", "B"):
+            kept, corrected = acc.get(("noise_only", checkpoint)), acc.get(("pdudt", checkpoint))
+            if kept is None or corrected is None:
+                continue
+            if kept > 0:
+                text += (f" At {checkpoint} the correction removes {100 * (kept - corrected) / kept:.0f} % of what the "
+                         "uncorrected (noise-only) models keep.")
+            else:
+                text += (f" At {checkpoint} the uncorrected (noise-only) models keep none of it either: what "
+                         "removes it there is not the correction.")
+        texts.append(text)
+    return " ".join(texts)
 
 
 def subsequent_table(curves: list[str], default_sigma: dict[str, float]) -> pd.DataFrame:
@@ -446,14 +492,19 @@ def settings_verdict(st: pd.DataFrame) -> str:
     untested = [s for s in carried if s not in tested]
     text = f"Tried: {tried}. Origin carries the target in: {', '.join(carried)}. "
     if tested:
-        text += f"The rows of Retrain, PDUDT and PDUDT (ES) in {', '.join(tested)} test the paper's claim. "
+        text += f"The rows of Retrain, PDUDT and PDUDT (ES) in {', '.join(tested)} test the paper's claim"
+        cells = []
+        for s in tested:
+            for checkpoint in ("A", "B"):
+                rows = st[(st.setting == s) & (st.checkpoint == checkpoint)].set_index("method")
+                acc = rows.target_class_accuracy
+                if {"original", "retrain", "pdudt"} <= set(rows.index) and acc.notna().all():
+                    cells.append(f"{s} at {checkpoint}, target class: Origin {acc['original']:.3f}, Retrain "
+                                 f"{acc['retrain']:.3f}, PDUDT {acc['pdudt']:.3f}")
+        text += (" (" + "; ".join(cells) + "). ") if cells else ". "
     if untested:
-        mixing = st[st.setting.isin(untested)].groupby("setting").mixing.first()
-        text += (f"PDUDT did not run in {', '.join(untested)}: " + "; ".join(
-            f"{s} trains with {m} mixing, and PDUDT corrects Eq. 2's gradient mixing only" if m != "gradient"
-            else f"{s} leaves it out of its methods" for s, m in mixing.items())
-            + ". There Retrain's rows show whether removing the target removes what Origin carried, and the claim "
-            "about PDUDT stays untested.")
+        text += (f"PDUDT did not run in {', '.join(untested)} (left out of its methods): there Retrain's rows show "
+                 "whether removing the target removes what Origin carried, and the claim about PDUDT stays untested.")
     return text.strip()
 
 
@@ -502,11 +553,13 @@ def write_report(params: dict, results: list[str], curves: list[str], timings: l
     page = Page(f"PDUDT (Qiao et al., ICML 2025): scale `{params['scale']}`")
     page.text(header)
     page.text(
-        "Setting: gradient-mixing D-SGD (Eq. 2) on a fresh Erdos-Renyi graph per round (p_edge "
+        f"Setting: D-SGD with {MIXING[cfg['train']['mixing']]} on a fresh Erdos-Renyi graph per round (p_edge "
         f"{cfg['topology']['p_edge']}), {cfg['clients']} clients, the target client {cfg['forget']['client']} holding "
         f"all of class {cfg['forget']['class']}; t1 = {cfg['train']['rounds']}, lr {cfg['train']['lr']}, batch "
-        f"{cfg['train']['batch_size']}, one local epoch per round; ES over the first {cfg['pdudt_es']['es_rounds']} "
-        f"rounds; T = {cfg['subsequent']['rounds']} subsequent rounds; default sigma {cfg['default_sigma']}.",
+        f"{cfg['train']['batch_size']}, {_local_work(cfg['train'])} per round; ES over the first "
+        f"{cfg['pdudt_es']['es_rounds']} rounds; T = {cfg['subsequent']['rounds']} subsequent rounds; default sigma "
+        f"{cfg['default_sigma']}. PDUDT replays the pseudo-gradients and mixing matrices every client stored "
+        "(Algorithm 2, lines 4-5; see the choices below for what that means after model mixing).",
         "Checkpoint A = right after unlearning at t1; B = after the T subsequent rounds (Origin continues with all "
         "clients). Accuracy is the mean over the remaining clients' models (primary) or of the parameter-averaged "
         "model; the attack targets the averaged remaining model (Origin: the same remaining clients' models).")
@@ -540,6 +593,11 @@ def write_report(params: dict, results: list[str], curves: list[str], timings: l
         f2[f2["class"] == cfg["forget"]["class"]] if not f2.empty else f2,
         ["dataset", "method", "checkpoint", "class", "client_mean_accuracy", "averaged_model_accuracy",
          "class9_status"]))
+    page.text(
+        f"The paper's claim: PDUDT and PDUDT (ES) drop class {cfg['forget']['class']} as retraining does. Collapsed = "
+        f"below {CLASS9_COLLAPSE:g} x its accuracy before unlearning; the noise-only ablation (no correction, the "
+        "same noise and subsequent rounds) is the control that tells the correction's part. "
+        + figure2_verdict(f2, cfg["forget"]["class"]))
     page.heading("Subsequent learning").figure("subsequent.png", "subsequent learning")
     page.heading("What the correction contributes").text(
         "Without noise, at t1: the l2 gap between the averaged corrected models and the averaged retrained models "
@@ -561,7 +619,8 @@ def write_report(params: dict, results: list[str], curves: list[str], timings: l
     page.text(
         "Where the target's influence lives (Origin, all clients' models): the target's own model on its training "
         "data, and the remaining clients' models (mean) on the target's data and on their own. Eq. 2 never "
-        "re-averages the models, so each can fit its own data better than anyone else's; unlearning drops the "
+        "re-averages the models (model mixing does), so each can fit its own data better than anyone else's; "
+        "unlearning drops the "
         "target's model, and what is left to remove is the gap between remaining_on_target_data and test "
         "accuracy.").table(
         select(st[st.method == "original"] if not st.empty else st, [
