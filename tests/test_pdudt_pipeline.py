@@ -189,6 +189,20 @@ def test_figure2_verdict_tells_the_correction_from_the_subsequent_rounds():
     assert "nothing to collapse" in report.figure2_verdict(vacuous, 9)
 
 
+def test_gaps_table_gives_the_share_of_the_gap_the_correction_closes():
+    """Spec 7-N per setting: 1 - gap(PDUDT) / gap(no correction), the noise-only ablation's gap being the latter."""
+    def gaps(experiment, corrected, uncorrected):
+        return {"experiment": experiment, "methods": {
+            "pdudt": {"averaged_model_gap": corrected, "client_gap_mean": corrected, "implied_epsilon": {"0.002": 1.0}},
+            "noise_only": {"averaged_model_gap": uncorrected, "client_gap_mean": uncorrected,
+                           "implied_epsilon": {"0.002": 2.0}}}}
+
+    table = report.gaps_table([gaps("pdudt_fashion_mnist", 0.6, 0.8), gaps("pdudt-eq2_fashion_mnist", 0.2, 0.2)])
+    closed = table.set_index(["setting", "method"]).share_of_gap_closed
+    assert closed[("default", "pdudt")] == pytest.approx(0.25) and closed[("default", "noise_only")] == 0
+    assert closed[("eq2", "pdudt")] == pytest.approx(0.0)
+
+
 def test_table2_ratio_status():
     timings = [{"experiment": "pdudt_fashion_mnist", "methods": {
         "retrain": {"seconds": 100.0}, "pdudt": {"seconds": 0.5}, "pdudt_es": {"seconds": 2.0},
@@ -330,7 +344,7 @@ def test_settings_table_says_where_origin_carries_the_target(params):
            "PDUDT 0.650; cnn at B" in verdict
     assert "PDUDT did not run in mix (left out of its methods)" in verdict
     assert "In none" in report.settings_verdict(table[table.setting == "default"])
-    assert "mix: gradient mixing, 1 epoch a round" in report._ingredients(table)
+    assert "mix: gradient mixing, 1 epoch a round, p_edge 0.5" in report._ingredients(table)
     norms = report.gradient_norms_table([{"experiment": "pdudt-iid_fashion_mnist", "gradient_norms": {
         "target": [1.0, 0.5, 0.1, 0.1], "others_mean": [1.0, 1.0, 1.0, 0.5]}}])
     assert norms.iloc[0].setting == "iid" and norms.iloc[0].last_round == pytest.approx(0.2)

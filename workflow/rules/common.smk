@@ -188,10 +188,9 @@ def pdudt_timing_tables():
 
 
 def pdudt_gap_files():
-    """The default experiments' and the candidates' that retrain and train with gradient mixing (the gaps step
-    compares PDUDT's correction, defined on Eq. 2's gradient history, with retraining)."""
-    candidates = [e for e in PDUDT_SETTING_EXPS if "retrain" in (c := experiment_config(config, e))["methods"]
-                  and c["train"]["mixing"] == "gradient"]
+    """The default experiments' and the candidates' that retrain (the gaps step compares PDUDT's correction of the
+    stored gradient history with retraining, and measures the target's gradient norms)."""
+    candidates = [e for e in PDUDT_SETTING_EXPS if "retrain" in experiment_config(config, e)["methods"]]
     return [f"results/{e}/gaps.json" for e in [*PDUDT_EXPS, *candidates]]
 
 
