@@ -5,9 +5,9 @@ in the metadata's `variants` list (sigma null = no noise), plus the `clients` ro
 training, so one training and one retraining run serve every sigma (spec 4.2, Efficiency).
 
 - checkpoint A: the models right after unlearning at t1;
-- checkpoint B: after `subsequent.rounds` more rounds of the experiment's D-SGD (gradient mixing but in a candidate
-  setting that mixes models) without the target (Eq. 10), on fresh graphs of rounds t1 .. t1 + T - 1 (the same for
-  every method); Origin continues with all n and their data.
+- checkpoint B: after `subsequent.rounds` more rounds of the experiment's D-SGD (its `train.mixing`: model mixing by
+  default, gradient mixing in the Eq. 2 candidates) without the target (Eq. 10), on fresh graphs of rounds
+  t1 .. t1 + T - 1 (the same for every method); Origin continues with all n and their data.
 """
 
 from __future__ import annotations
