@@ -12,7 +12,8 @@
 # exist, it becomes a symlink to this slurm.conf while the cluster runs (`stop` removes it), because Slurm
 # commands inside jobs find their configuration there: the Snakemake job step drops SLURM_CONF before it
 # calls srun. Where /etc/slurm/slurm.conf is another cluster's, `start` refuses (use that cluster instead).
-# Re-running `start` while the cluster is up does nothing. Needs root (the daemons run as root) and, the
+# Re-running `start` while the cluster is up does nothing; starting it after a stop (or a reboot) begins with no
+# jobs: the jobs the previous controller held are dropped. Needs root (the daemons run as root) and, the
 # first time, apt-get.
 #
 # The node is this host with its real CPUs and memory (`slurmd -C`), NVIDIA GPUs as gres when nvidia-smi
@@ -161,7 +162,9 @@ start() {
     chmod 755 "$DIR/munge"  # the socket is for every local user; the key stays 0600
     alive "$DIR/run/slurmctld.pid" || write_config  # a running controller keeps the config it read
     start_munge
-    alive "$DIR/run/slurmctld.pid" || slurmctld -f "$CONF" 9>&- || die "slurmctld did not start; see $DIR/log/slurmctld.log"
+    # -c: a controller started here begins without the saved jobs, which belonged to daemons that are gone (a
+    # reboot, a killed session); slurmctld would keep them "running" and their CPUs allocated, so new jobs would pend
+    alive "$DIR/run/slurmctld.pid" || slurmctld -c -f "$CONF" 9>&- || die "slurmctld did not start; see $DIR/log/slurmctld.log"
     wait_for 30 "slurmctld" scontrol ping >/dev/null || die "slurmctld does not answer; see $DIR/log/slurmctld.log"
     alive "$DIR/run/slurmd.pid" || slurmd -f "$CONF" -N "$NODE" 9>&- || die "slurmd did not start; see $DIR/log/slurmd.log"
     if ! wait_for 60 "node" node_resume; then
