@@ -2,10 +2,10 @@
 # PDUDT at the paper scale on one GPU machine, as recorded in reports/recorded/pdudt_cnn_gpu: every job of
 # `snakemake reports/pdudt/index.md` except Table 2's timing, GPU_JOBS at a time on the one GPU, then the timing
 # alone on it (so that Table 2's seconds are not shared), then the report. Each phase has a deadline, so that a run
-# cut short still leaves its logs, results and benchmarks (a failed job ends the run at once); everything but
-# the models and histories in artifacts/ (the CNN's history is 1.2 GB) goes into one archive. A run cut short resumes where it stopped
-# when started again in the same tree (on the device tool: the next call on the still-warm machine, which keeps
-# artifacts/). On an H200 the whole DAG takes about 20-25 minutes, most of it the noise-adding methods' subsequent
+# cut short still leaves its logs, results and benchmarks (a failed job ends the run at once); everything but the
+# models and histories in artifacts/ (the CNN's history is 1.2 GB) goes into one archive. A run cut short resumes
+# where it stopped when started again in the same tree (on the device tool: the next call on the still-warm machine,
+# which keeps artifacts/). On an H200 the whole DAG takes about 20-25 minutes, most of it the noise-adding methods' subsequent
 # rounds (reports/recorded/pdudt_cnn_gpu: two calls of the device tool, each cut by its deadline).
 # Usage, in the repository root with a params.yaml at `scale: paper` (engine.cpu_threads a number: `auto` gives every
 # job all cores, so one job runs at a time):
