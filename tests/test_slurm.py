@@ -130,8 +130,8 @@ def test_a_restarted_cluster_holds_no_jobs_of_its_last_run(slurm_env):
     job pended behind it until the timeout (CI, 2026-11-25)."""
     if not STARTED_HERE[0]:
         pytest.skip("the cluster was up before these tests; they restart only a cluster they started")
-    job = subprocess.run(["sbatch", "--parsable", "--cpus-per-task=1", "--wrap", "exec sleep 297"], capture_output=True,
-                         text=True, env=slurm_env, timeout=60)
+    sbatch = ["sbatch", "--parsable", "--cpus-per-task=1", "--output=/dev/null", "--wrap", "exec sleep 297"]
+    job = subprocess.run(sbatch, capture_output=True, text=True, env=slurm_env, timeout=60)
     assert job.returncode == 0, job.stderr
     try:
         deadline = time.monotonic() + 60
