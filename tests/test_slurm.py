@@ -133,11 +133,11 @@ def test_a_restarted_cluster_holds_no_jobs_of_its_last_run(slurm_env):
     sbatch = ["sbatch", "--parsable", "--cpus-per-task=1", "--output=/dev/null", "--wrap", "exec sleep 297"]
     job = subprocess.run(sbatch, capture_output=True, text=True, env=slurm_env, timeout=60)
     assert job.returncode == 0, job.stderr
+    running, deadline = f"{job.stdout.strip()} RUNNING", time.monotonic() + 60
     try:
-        deadline = time.monotonic() + 60
-        while f"{job.stdout.strip()} RUNNING" not in queue(slurm_env) and time.monotonic() < deadline:
+        while running not in (queued := queue(slurm_env)) and time.monotonic() < deadline:
             time.sleep(1)
-        assert f"{job.stdout.strip()} RUNNING" in queue(slurm_env), queue(slurm_env)
+        assert running in queued, queued
         assert local_slurm("stop").returncode == 0
         started = local_slurm("start", timeout=300)
         assert started.returncode == 0, started.stdout + started.stderr
