@@ -14,7 +14,7 @@ import pytest
 import torch
 import yaml
 
-from unlearning import provenance
+from unlearning import isa, provenance
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "config" / "tiny.yaml"
@@ -91,6 +91,33 @@ def test_collect_on_cpu(tmp_path):
     assert info["project"] == metadata.version("unlearning")
     assert info["git"]["commit"] is None  # tmp_path is no repository
     json.dumps(info)  # all plain JSON
+
+
+def test_collect_names_the_cpu_code_paths_and_the_summary_says_which_setting(tmp_path, monkeypatch):
+    """The record says which code paths the CPU kernels took (unlearning.isa): ATen's capability and the pinning
+    variables; the reports' header line names the setting they match."""
+    for key, value in isa.environment("portable", {}).items():
+        monkeypatch.setenv(key, value)
+    info = provenance.collect(torch.device("cpu"), tmp_path)
+    assert info["cpu"]["aten_capability"] == torch.backends.cpu.get_cpu_capability()
+    assert info["cpu"]["code_path_variables"] == {k: isa.SETTINGS["portable"].get(k) for k in isa.VARIABLES}
+    assert "code paths portable" in provenance.summary_line(info)
+    monkeypatch.setenv("MKL_CBWR", "AVX2")
+    assert "code paths custom" in provenance.summary_line(provenance.collect(torch.device("cpu"), tmp_path))
+    for key in isa.VARIABLES:
+        monkeypatch.delenv(key)
+    assert "code paths native" in provenance.summary_line(provenance.collect(torch.device("cpu"), tmp_path))
+
+
+def test_isa_environment_replaces_every_pinning_variable_and_keeps_the_rest():
+    base = {"PATH": "/bin", "MKL_CBWR": "AVX2", "GLIBC_TUNABLES": "x"}
+    assert isa.environment("native", base) == {"PATH": "/bin"}
+    assert isa.environment("mkl_compatible", base) == {"PATH": "/bin", "MKL_CBWR": "COMPATIBLE"}
+    with pytest.raises(ValueError, match="CPU setting 'sse': unknown; valid: native, avx2"):
+        isa.environment("sse", base)
+    printed = subprocess.run([sys.executable, "-m", "unlearning.isa", "portable"], capture_output=True, text=True,
+                             check=True).stdout.split()  # `env $(python -m unlearning.isa portable) ...` splits so
+    assert dict(line.split("=", 1) for line in printed) == isa.SETTINGS["portable"]
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here")

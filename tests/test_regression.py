@@ -5,6 +5,13 @@ directory and compares every number in tests/regression/{spine,pdudt,sglu,cdfl,r
 within its tolerance. One part of the workflow is left out: PDUDT's candidate settings (`pdudt.settings`, issue
 15), whose numbers no golden file pins and which would add 8 of the run's 27 minutes on 2 cores; the tiny run
 (tests/config/tiny.yaml) takes them through the same rules, and `snakemake --cores all` builds them.
+
+The run computes on the CPU code paths every x86-64 machine has (`PINNED`, unlearning.isa's `portable`
+setting): another CPU's vector width or vendor would otherwise change
+the last bits, which a short training amplifies like a new seed. `test_portable_setting_computes_the_recorded_bits`
+checks that this machine computes, under that setting, the bits recorded on the machines in
+tests/regression/isa_probe.json, and names the operation that does not.
+
 To update the golden file on purpose (a change that is meant to move the numbers):
 
     UPDATE_GOLDEN=1 .venv/bin/pytest tests/test_regression.py
@@ -32,6 +39,10 @@ import pytest
 import yaml
 
 from conftest import ROOT
+from regression import isa_probe
+from unlearning import isa
+
+PINNED = "portable"  # the CPU code paths the regression computes under (unlearning.isa; tests/regression/README.md)
 
 REGRESSION = ROOT / "tests" / "regression"
 # the pinned numbers; their tolerances (absolute, per family) are in the golden files
@@ -248,23 +259,32 @@ PARTS = {"spine": (REGRESSION / "spine_quick.json", "methods", reported, "result
                            "results/common_ground", "reports/common_ground")}
 
 
+def quick_params(seed: int | None = None) -> dict:
+    """The shipped params.yaml as the regression runs it: data.raw_root absolute, no PDUDT candidate settings
+    (module docstring), `seed` if given."""
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    assert params["scale"] == "quick", "the golden numbers are for scale: quick"
+    params["data"]["raw_root"] = str(ROOT / params["data"]["raw_root"])
+    params["pdudt"]["settings"]["datasets"] = []
+    if seed is not None:
+        params["seed"] = seed
+    return params
+
+
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory) -> Path:
     assert RAW.is_file(), f"{RAW} missing: run `bash scripts/bootstrap.sh` (it installs Fashion-MNIST)"
     work = Path(os.environ.get("QUICK_RUN_DIR") or tmp_path_factory.mktemp("quick"))  # a kept run: brought up to date
     work.mkdir(parents=True, exist_ok=True)
-    params = yaml.safe_load((ROOT / "params.yaml").read_text())
-    assert params["scale"] == "quick", "the golden numbers are for scale: quick"
+    params = quick_params()
     skip_without_device_goldens(params["device"])
-    params["data"]["raw_root"] = str(ROOT / params["data"]["raw_root"])
-    params["pdudt"]["settings"]["datasets"] = []  # no candidate settings (module docstring)
     (work / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     snakemake = os.path.join(os.path.dirname(sys.executable), "snakemake")
     run = subprocess.run([snakemake, "--cores", "2", "-d", str(work), "-s", str(ROOT / "Snakefile")],
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, env=isa.environment(PINNED))
     assert run.returncode == 0, run.stderr[-3000:]
     if os.environ.get("UPDATE_GOLDEN"):
-        made_with = {"seed": params["seed"], "torch": torch_version()}
+        made_with = {"seed": params["seed"], "torch": torch_version(), "isa": PINNED, "cpu": isa_probe.cpu()}
         for golden, section, read, results, report in PARTS.values():
             write_golden(golden, section, read(work / results), made_with)
             shutil.copy(work / report / "index.md", golden.with_suffix(".md"))
@@ -307,6 +327,22 @@ def test_quick_numbers_match_golden(quick_run, part):
     golden, section, read, results, _ = PARTS[part]
     out = moved(golden, section, read(quick_run / results))
     assert not out, "numbers moved beyond tolerance:\n" + "\n".join(out)
+
+
+def test_portable_setting_computes_the_recorded_bits():
+    """The premise of the pinned run, checked on this CPU in seconds: under the pinned settings every operation family
+    of the quick scale gives the bits recorded on every machine in isa_probe.json (issue 41's Intel Xeon recorded
+    its probe under torch_portable). A difference names the operation whose code path the settings do not pin here,
+    so that a golden number it moves is explained before it is chased."""
+    record = json.loads(isa_probe.RECORD.read_text())
+    for setting in ("torch_portable", PINNED):
+        got = isa_probe.run_under(setting)
+        for entry in record["machines"]:
+            expected = entry["hashes"].get(setting, {})
+            differ = [f"{op}: {got.get(op)} here, {h} on {entry['machine']['cpu']}" for op, h in expected.items()
+                      if got.get(op) != h]
+            assert not differ, (f"under {setting} this CPU ({isa_probe.cpu()}) computes other bits than the recorded "
+                                "machine:\n" + "\n".join(differ))
 
 
 def test_cdfl_quick_scale_forgets_the_removed_class(quick_run):

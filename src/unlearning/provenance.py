@@ -23,6 +23,7 @@ from pathlib import Path
 
 import torch
 
+from . import isa
 from .files import write_json
 
 PROJECT = "unlearning"
@@ -125,7 +126,10 @@ def collect(device: torch.device, repo: str | Path = ".", now: datetime | None =
                    "executable": sys.executable},
         "platform": {"system": platform.system(), "release": platform.release(), "machine": platform.machine(),
                      "libc": " ".join(platform.libc_ver()).strip() or None, "platform": platform.platform()},
-        "cpu": {"model": cpu_model(_read_cpuinfo()), "logical_cores": cpu_count, "usable_cores": usable},
+        "cpu": {"model": cpu_model(_read_cpuinfo()), "logical_cores": cpu_count, "usable_cores": usable,
+                # the code paths the CPU kernels took: ATen's vector width, and the variables that pin the libraries'
+                # (unlearning.isa; unset = the library's native choice)
+                "aten_capability": torch.backends.cpu.get_cpu_capability(), "code_path_variables": isa.in_effect()},
         "device": device_info(device),
         "torch": torch_info(),
         "packages": package_versions(direct_dependencies()),
@@ -138,8 +142,10 @@ def summary_line(info: dict) -> str:
     """What a report's header says of the machine its numbers were made on (the full record beside it)."""
     device, cpu, git = info["device"], info["cpu"], info["git"]
     commit = (git["commit"] or "unknown")[:10] + (" (modified)" if git.get("dirty") else "")
+    paths = (f", kernels {cpu['aten_capability']}, code paths {isa.setting_of(cpu['code_path_variables'])}"
+             if "aten_capability" in cpu else "")  # a record written before 2026-11-26 has neither
     return (f"Made with torch {info['torch']['version']}, Python {info['python']['version']} on "
-            f"{device['type']} ({device['name']}), CPU {cpu['model']} ({cpu['usable_cores']} usable cores), "
+            f"{device['type']} ({device['name']}), CPU {cpu['model']} ({cpu['usable_cores']} usable cores{paths}), "
             f"commit {commit}, {info['time_utc']}: `reports/provenance.json`.")
 
 
