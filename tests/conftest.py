@@ -6,6 +6,9 @@ sets `device: cpu` in its own config. Tests marked `cuda` need a CUDA device and
 where there is none. On CUDA, exact comparisons hold under `torch.use_deterministic_algorithms(True)`, which
 cuBLAS honours only with CUBLAS_WORKSPACE_CONFIG set before CUDA starts: it is set here, at import, and
 subprocesses (the workflow tests) inherit it.
+
+Every workflow a test runs computes on the pinned CPU code paths (`workflow_env`; unlearning.isa's `PINNED`
+setting, tests/regression/README.md), so that its bytes are those of any x86 machine.
 """
 
 from __future__ import annotations
@@ -21,6 +24,14 @@ import yaml  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DEVICES = ("auto", "cpu", "cuda")
+PINNED = "portable"  # the CPU code paths every workflow of the suite computes under (unlearning.isa)
+
+
+def workflow_env(base: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a workflow run: `base` (default: this process's) with the pinned code paths."""
+    from unlearning import isa
+
+    return isa.environment(PINNED, base)
 
 
 def pytest_addoption(parser):
@@ -174,7 +185,8 @@ def tiny(tmp_path_factory, device):
 
 @pytest.fixture(scope="session")
 def tiny_run(tmp_path_factory) -> Path:
-    """The whole workflow on tests/config/tiny.yaml, run once per session with `snakemake --cores 2`:
+    """The whole workflow on tests/config/tiny.yaml, run once per session with `snakemake --cores 2` on the pinned
+    code paths:
     test_pipeline reads its reports and re-runs it to compare bytes; test_slurm and test_crash_safety compare their
     runs with it (one tiny run fewer each). Snakemake's output is in its snakemake.log."""
     import shutil
@@ -185,7 +197,7 @@ def tiny_run(tmp_path_factory) -> Path:
     shutil.copy(ROOT / "tests" / "config" / "tiny.yaml", workdir / "params.yaml")
     snakemake = Path(sys.executable).parent / "snakemake"
     run = subprocess.run([str(snakemake), "--cores", "2", "-d", str(workdir), "-s", str(ROOT / "Snakefile")],
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, env=workflow_env())
     (workdir / "snakemake.log").write_text(run.stdout + run.stderr)  # what Snakemake printed (the jobs it ran)
     assert run.returncode == 0, run.stderr[-3000:]
     return workdir

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, workflow_env
 
 SNAKEMAKE = os.path.join(os.path.dirname(sys.executable), "snakemake")
 PROFILE = ROOT / "workflow" / "profiles" / "default"
@@ -201,7 +201,7 @@ def killed_run(workdir: Path, trial: Trial) -> None:
     """Start the re-run command, kill it at the trial's moment, and leave the directory as the kill left it."""
     log = (workdir.parent / f"{workdir.name}.log").open("a")
     proc = subprocess.Popen(snakemake(workdir, *TARGETS), stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True)
+                            start_new_session=True, env=workflow_env())
     deadline = time.monotonic() + RUN_TIMEOUT_S
     jobs = wait_for(trial.trigger, workdir, proc, trial.delay_s, deadline)
     trial.fired = bool(jobs)
@@ -227,7 +227,8 @@ def killed_run(workdir: Path, trial: Trial) -> None:
 
 
 def complete_run(workdir: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(snakemake(workdir, *TARGETS), capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+    return subprocess.run(snakemake(workdir, *TARGETS), capture_output=True, text=True, timeout=RUN_TIMEOUT_S,
+                          env=workflow_env())
 
 
 @pytest.mark.slow

@@ -1,4 +1,8 @@
-"""The whole workflow end to end on the tiny synthetic config, twice: identical results."""
+"""The whole workflow end to end on the tiny synthetic config, twice: identical results.
+
+Both runs compute on the pinned CPU code paths (conftest's `workflow_env`); the second starts from an environment a
+user's machine may carry (other instruction sets and thread counts requested of MKL, OpenMP, OpenBLAS, ATen and
+oneDNN), so that a result whose bits depend on such a setting, i.e. on the machine, fails here."""
 
 from __future__ import annotations
 
@@ -11,16 +15,23 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, workflow_env
 
 SNAKEMAKE = os.path.join(os.path.dirname(sys.executable), "snakemake")
 
 
-def run_workflow(workdir: Path, params: Path) -> subprocess.CompletedProcess:
+# what another machine's environment may set: instruction sets and thread counts (the pin replaces the first
+# four; the others it leaves as they are, so they must not move a result)
+ANOTHER_MACHINE = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2",
+                   "NPY_DISABLE_CPU_FEATURES": "X86_V4", "MKL_ENABLE_INSTRUCTIONS": "AVX2", "MKL_NUM_THREADS": "2",
+                   "OMP_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2", "MKL_DYNAMIC": "TRUE"}
+
+
+def run_workflow(workdir: Path, params: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     workdir.mkdir(parents=True, exist_ok=True)
     shutil.copy(params, workdir / "params.yaml")
     return subprocess.run([SNAKEMAKE, "--cores", "2", "-d", str(workdir), "-s", str(ROOT / "Snakefile")],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, env=env or workflow_env())
 
 
 def deterministic_files(workdir: Path) -> dict[str, bytes]:
@@ -46,9 +57,10 @@ def deterministic_files(workdir: Path) -> dict[str, bytes]:
 
 @pytest.fixture(scope="module")
 def two_runs(tiny_run, tmp_path_factory):
-    """The session's tiny run (conftest) and a second, independent one."""
+    """The session's tiny run (conftest) and a second, independent one, started from another machine's
+    environment (ANOTHER_MACHINE) under the same pin."""
     second = tmp_path_factory.mktemp("pipeline") / "b"
-    run = run_workflow(second, ROOT / "tests" / "config" / "tiny.yaml")
+    run = run_workflow(second, ROOT / "tests" / "config" / "tiny.yaml", workflow_env({**os.environ, **ANOTHER_MACHINE}))
     assert run.returncode == 0, run.stderr[-3000:]
     return tiny_run, second
 
@@ -182,7 +194,12 @@ def test_end_to_end_runs_pdudt(two_runs):
 
 
 def test_rerun_gives_byte_identical_results(two_runs):
+    """Byte-identical, though the second run's environment asked for other instruction sets and thread counts: the
+    pinned code paths hold in every job, and no result depends on what the pin leaves alone."""
     a, b = two_runs
+    for run in (a, b):  # the pin reached the jobs (the provenance job records it)
+        cpu = json.loads((run / "reports" / "provenance.json").read_text())["cpu"]
+        assert cpu["aten_capability"] == "DEFAULT" and cpu["code_path_variables"]["MKL_CBWR"] == "COMPATIBLE", cpu
     first, second = deterministic_files(a), deterministic_files(b)
     assert first.keys() == second.keys()
     assert {"results/spine/retrain.json", "artifacts/spine/pretrain/history/grads.npy",

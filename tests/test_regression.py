@@ -6,8 +6,8 @@ within its tolerance. One part of the workflow is left out: PDUDT's candidate se
 15), whose numbers no golden file pins and which would add 8 of the run's 27 minutes on 2 cores; the tiny run
 (tests/config/tiny.yaml) takes them through the same rules, and `snakemake --cores all` builds them.
 
-The run computes on the CPU code paths every x86-64 machine has (`PINNED`, unlearning.isa's `portable`
-setting): another CPU's vector width or vendor would otherwise change
+The run computes on the CPU code paths every x86-64 machine has (conftest's `PINNED`, unlearning.isa's `portable`
+setting, as every workflow of the suite does): another CPU's vector width or vendor would otherwise change
 the last bits, which a short training amplifies like a new seed. `test_portable_setting_computes_the_recorded_bits`
 checks that this machine computes, under that setting, the bits recorded on the machines in
 tests/regression/isa_probe.json, and names the operation that does not.
@@ -38,11 +38,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import ROOT
+from conftest import PINNED, ROOT, workflow_env
 from regression import isa_probe
-from unlearning import isa
-
-PINNED = "portable"  # the CPU code paths the regression computes under (unlearning.isa; tests/regression/README.md)
 
 REGRESSION = ROOT / "tests" / "regression"
 # the pinned numbers; their tolerances (absolute, per family) are in the golden files
@@ -281,7 +278,7 @@ def quick_run(tmp_path_factory) -> Path:
     (work / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     snakemake = os.path.join(os.path.dirname(sys.executable), "snakemake")
     run = subprocess.run([snakemake, "--cores", "2", "-d", str(work), "-s", str(ROOT / "Snakefile")],
-                         capture_output=True, text=True, env=isa.environment(PINNED))
+                         capture_output=True, text=True, env=workflow_env())
     assert run.returncode == 0, run.stderr[-3000:]
     if os.environ.get("UPDATE_GOLDEN"):
         made_with = {"seed": params["seed"], "torch": torch_version(), "isa": PINNED, "cpu": isa_probe.cpu()}

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, workflow_env
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
@@ -72,7 +72,7 @@ def slurm_env():
             if "apt-get" in message:
                 pytest.skip(f"could not install Slurm: {message}")
             pytest.fail(f"scripts/slurm_local.sh did not start the cluster: {message}")
-    env = dict(os.environ)
+    env = workflow_env()  # the pinned code paths, as the local run that the Slurm run is compared with
     env.update(line.removeprefix("export ").split("=", 1) for line in local_slurm("env").stdout.splitlines())
     yield env
     if not was_up:
