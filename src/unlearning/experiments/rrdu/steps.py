@@ -314,8 +314,8 @@ TAIL = 20  # hops of the final stretch summarised beside the final hop (issue 34
 
 
 def summary_hops(hops: int, u_hops: list[int]) -> frozenset[int]:
-    """The hops whose ASR asr_summary reads: the last TAIL, and the one before and the one of each u-visit."""
-    return frozenset(range(max(1, hops - TAIL + 1), hops + 1)) | {t for v in u_hops for t in (v - 1, v) if t >= 1}
+    """The hops whose ASR asr_summary reads: the last TAIL, and those around u's visits."""
+    return frozenset(range(max(1, hops - TAIL + 1), hops + 1)) | set(between(u_hops)) | set(after(u_hops, hops))
 
 
 def between(u_hops: list[int]) -> list[int]:
@@ -324,15 +324,21 @@ def between(u_hops: list[int]) -> list[int]:
     return [t - 1 for t in u_hops if t - 1 not in visits and any(v < t - 1 for v in u_hops)]
 
 
+def after(u_hops: list[int], hops: int) -> list[int]:
+    """The visits that end a run of consecutive u-visits (the ASR right after u's last step of each run)."""
+    visits = set(u_hops)
+    return [t for t in u_hops if t + 1 not in visits or t == hops]
+
+
 def asr_summary(asr: dict[int, float], hops: int, u_hops: list[int]) -> dict:
     """What a walk's ASR did, not hanging on one hop: the final value; the mean and minimum over the last TAIL
     hops; the u-visits (hops) and the last; the ASR just before each u-visit that ends a stretch of descent
-    hops after an earlier visit ("between visits") and just after each visit."""
+    hops after an earlier visit ("between visits") and just after each run of consecutive visits."""
     tail = [asr[t] for t in range(max(1, hops - TAIL + 1), hops + 1)]
     return {"final": asr[hops] if hops else None, "tail_hops": len(tail),
             "tail_mean": float(np.mean(tail)) if tail else None, "tail_min": min(tail, default=None),
             "u_visit_hops": u_hops, "last_u_visit": max(u_hops, default=None),
-            "between_visits": [asr[t] for t in between(u_hops)], "after_visits": [asr[t] for t in u_hops]}
+            "between_visits": [asr[t] for t in between(u_hops)], "after_visits": [asr[t] for t in after(u_hops, hops)]}
 
 
 def planned_visits(rcfg: rrdu.RRDUConfig, n_clients: int, streams: Streams) -> list[int]:
