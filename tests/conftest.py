@@ -161,7 +161,7 @@ def tiny_params(params: dict) -> dict:
                 table3={"ps": [0.0, 1.0], "semantics": ["adam_fresh"]},
                 quick={}, paper={})
     rrdu["train"].update(hops=3, batch_size=16)
-    rrdu["unlearn"].update(hops=4)
+    rrdu["unlearn"].update(hops=4, streams=2)
     rrdu["backdoor"].update(test_size=100)
     rrdu["baselines"].update(scratch_factors=[1])
     rrdu["eval"].update(test_images=100, every=2)

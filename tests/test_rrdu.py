@@ -74,29 +74,76 @@ def test_sigma_changes_only_the_noise_not_the_routing():
     assert [h.node for h in ha] == [h.node for h in hb]
 
 
-def test_sgd_literal_step_equals_the_formula():
-    """theta <- Pi(theta + eta ((m/n_u) clip_L(grad) + sigma xi)), Adam's state untouched."""
+@pytest.mark.parametrize("clip", [True, False])
+def test_sgd_literal_step_equals_the_formula(clip):
+    """theta <- Pi(theta + eta ((m/n_u) g + sigma xi)), Adam's state untouched; g = clip_L(grad) under `clip`
+    (Table 15's additional clipping, the certified run), else the raw gradient (the baseline)."""
     token, clients, forget = _setup()
     m, n_u, L, sigma, eta = len(forget), 40, 0.05, 0.7, token.lr
     config = rrdu.RRDUConfig(u=U, p=1.0, T_u=1, batch_size=64, L=L, sigma=sigma, rho=None,
-                             semantics="sgd_literal")
+                             semantics="sgd_literal", clip=clip)
     theta0 = token.theta()
     # the expected step, from the same streams: the whole forget set is the batch (64 > m), the first normal draw
     streams = rw.Streams.from_seed(5)
     g, _ = token.grad(forget.x, forget.y)
-    g = g * min(1.0, L / float(g.norm()))
+    raw = float(g.norm())
+    g = g * min(1.0, L / raw) if clip else g
     xi = torch.randn(token.dim, generator=rw.Streams.from_seed(5).noise)
     expected = theta0 + eta * ((m / n_u) * g + sigma * xi)
     token.set_theta(theta0)
     hops = rrdu.unlearn(token, clients, forget, n_u, config, streams)
-    assert hops[0].at_u and hops[0].grad_norm > L  # the clip was active
+    assert hops[0].at_u and hops[0].grad_norm == pytest.approx(raw) and raw > L  # the clip acts only under `clip`
     assert torch.allclose(token.theta(), expected, atol=1e-6)
     assert int(token.state.steps[0]) == 0
+    step = hops[0].ustep  # the anatomy: eta g_u and eta sigma xi, their sum, no projection (rho None)
+    assert step.ascent_norm == pytest.approx(eta * (m / n_u) * float(g.norm()), rel=1e-5)
+    assert step.noise_norm == pytest.approx(eta * sigma * float(xi.norm()), rel=1e-5)
+    assert step.step_norm == pytest.approx(float((expected - theta0).norm()), rel=1e-5) and not step.projected
+    assert config.certified == clip and (config.certificate(N).label == rrdu.rrdu_noise.CERTIFIED) == clip
+
+
+def _trained(seed: int = 0):
+    """A tiny poisoned walk: client u holds its own data and the forget set (a shifted cluster relabelled 0); the
+    token trained by Network-SGD with Adam, whose state the unlearning inherits (as the experiments do)."""
+    g = torch.Generator().manual_seed(seed)
+    clients = [rw.TensorClient(torch.randn(60, 5, generator=g), torch.randint(0, 3, (60,), generator=g))
+               for _ in range(N)]
+    forget = rw.TensorClient(torch.randn(10, 5, generator=g) + 2.0, torch.zeros(10, dtype=torch.long))
+    clients[U] = rw.TensorClient(torch.cat([clients[U].x, forget.x]), torch.cat([clients[U].y, forget.y]))
+    torch.manual_seed(seed)
+    token = rw.Token(nn.Sequential(nn.Linear(5, 16), nn.ReLU(), nn.Linear(16, 3)), lr=0.01)
+    rw.walk(token, clients, 40, rw.uniform_neighbour(N), rw.Streams.from_seed(9), batch_size=8)
+    return token, clients, forget
+
+
+@pytest.mark.parametrize("clip", [False, True])
+def test_baseline_u_steps_raise_the_forget_loss_under_the_carried_adam_state(clip):
+    """Issue 34: with the optimizer state carried from training, noise and projection off, five baseline u-steps
+    raise the forget set's loss. Clipping the forget gradient to L first (spec A7 before its note of 2026-11-26; L
+    far below the gradient's norm, as at paper scale: 0.5 against 8-18) leaves the ascent to Adam's carried
+    momentum, which keeps descending: the loss falls, and the step's cosine with the ascent direction is negative."""
+    token, clients, forget = _trained()
+
+    def loss() -> float:
+        with torch.no_grad():
+            return float(nn.functional.cross_entropy(token.model(forget.x), forget.y))
+
+    before = loss()
+    config = rrdu.RRDUConfig(u=U, p=1.0, T_u=5, batch_size=64, L=0.05, sigma=0.0, rho=None, clip=clip)
+    hops = rrdu.unlearn(token, clients, forget, len(clients[U]), config, rw.Streams.from_seed(1))
+    assert all(h.grad_norm > 10 * config.L for h in hops)
+    if clip:
+        assert loss() < before and all(h.ustep.cosine < 0 for h in hops)
+    else:
+        assert loss() > before + 0.005 and hops[-1].ustep.cosine > 0
 
 
 def test_descent_steps_per_hop():
     token, hops = _run(rrdu.RRDUConfig(u=U, p=0.0, T_u=3, s=2, batch_size=8, sigma=0.0, descent_steps=3))
     assert int(token.state.steps[0]) == 9 and len(hops) == 3
+    # spec A1's sensitivity reading: a local epoch of minibatch steps per non-u hop (30 samples, batch 8: 4 steps)
+    token, hops = _run(rrdu.RRDUConfig(u=U, p=0.0, T_u=3, s=2, batch_size=8, sigma=0.0, descent_steps="epoch"))
+    assert int(token.state.steps[0]) == 12 and all(h.grad_norm is None for h in hops)
 
 
 def test_adam_semantics_ascends_the_forget_loss():
@@ -122,7 +169,8 @@ def test_closed_form_sigma_and_certificate():
 @pytest.mark.parametrize("kwargs, name", [({"p": 1.5}, "p"), ({"rho": 0.0}, "rho"), ({"L": 0.0}, "L"),
                                           ({"mode": "x"}, "mode"), ({"semantics": "x"}, "semantics"),
                                           ({"sigma": -1.0}, "sigma"), ({"s": 0}, "s"),
-                                          ({"descent_steps": 0}, "descent_steps")])
+                                          ({"descent_steps": 0}, "descent_steps"),
+                                          ({"descent_steps": "epochs"}, "descent_steps")])
 def test_bad_config(kwargs, name):
     with pytest.raises(ValueError, match=f"^{name} = .*valid"):
         rrdu.RRDUConfig(**kwargs)

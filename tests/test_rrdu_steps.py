@@ -54,3 +54,41 @@ def test_diverging_run_stops_naming_the_hop(tiny_setup):
     with pytest.raises(FloatingPointError, match=r"x: the loss or the weights are not finite at hop 1"):
         steps.run_rrdu(setup, token, snap, steps.rrdu_config(setup, sigma=1e300, rho=None, p=1.0), ev, "x",
                        0, False)
+
+
+def test_exact_mode_runs_from_the_pipeline_step(params, tmp_path):
+    """rrdu.unlearn.mode: exact through the rrdu-seed step (issue 34: it crashed at the first u-visit): u's retained
+    data reaches the u-steps, which descend on it; the records say which mode ran."""
+    import json
+
+    import yaml
+
+    from conftest import tiny_params
+    from unlearning.__main__ import main
+
+    p = tiny_params(copy.deepcopy(params))
+    p["rrdu"]["unlearn"]["mode"] = "exact"
+    p["rrdu"]["table3"].update(ps=[1.0], semantics=[])
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(p))
+    save_tensors(tmp_path / "synthetic.safetensors", synthetic(0))
+    files = {f"--{k}": str(tmp_path / f"{k}.{ext}") for k, ext in (("out", "json"), ("timing", "json"),
+                                                                    ("checkpoint", "safetensors"))}
+    assert main(["rrdu-seed", "--params", str(tmp_path / "params.yaml"), "--dataset", "synthetic", "--seed", "0",
+                 "--processed", str(tmp_path / "synthetic.safetensors"), *[x for kv in files.items() for x in kv]]) == 0
+    result = json.loads((tmp_path / "out.json").read_text())
+    runs = result["table3"]
+    assert len(runs) == 2 and all(r["mode"] == "exact" and r["u_visits"] == 4 for r in runs)  # p = 1: every hop at u
+    assert all(r["anatomy"]["u_steps"] == 4 and r["anatomy"]["cosine"] > 0 for r in runs)  # steps along -g (descent)
+
+
+def test_the_walk_summary_reads_the_hops_around_the_visits_and_the_tail():
+    """Between visits: the hop that ends each stretch of descent after an earlier visit; after visits: the last of
+    each run of consecutive visits; the last TAIL hops; only those hops are evaluated."""
+    visits = [3, 4, 10, 40]
+    assert steps.between(visits) == [9, 39] and steps.after(visits, 40) == [4, 10, 40]
+    assert steps.summary_hops(40, visits) == frozenset(range(21, 41)) | {4, 9, 10}
+    asr = {t: float(t) for t in steps.summary_hops(40, visits)}
+    s = steps.asr_summary(asr, 40, visits)
+    assert (s["final"], s["tail_min"], s["tail_mean"], s["last_u_visit"]) == (40.0, 21.0, 30.5, 40)
+    assert s["between_visits"] == [9.0, 39.0] and s["after_visits"] == [4.0, 10.0, 40.0]
+    assert steps.summary_hops(40, list(range(1, 41))) == frozenset(range(21, 41))  # p = 1: the tail only

@@ -4,12 +4,15 @@ After training (a token random walk, train/random_walk.py), client u asks to del
 (|D_f| = m, |D_u| = n_u). The walk continues for T_u hops with a new routing rule (Alg. 4 line 5): the token
 goes to u with probability p, otherwise to a uniform client of V minus {u}, i.i.d. per hop.
 
-- At u (Alg. 4 lines 8-14, Lightweight mode): g_u = (m/n_u) clip_L(grad l(theta; B_f)) on a minibatch B_f of
-  D_f (spec A7: the batch-mean gradient clipped to norm L, then scaled), and the noisy projected ascent step
-  theta <- Pi_{B(theta_ref, rho)}(theta + eta (g_u + Z)), Z ~ N(0, sigma^2 I_d). Exact mode descends on
-  u's retained data instead: g_u = -clip_L(grad l(theta; B_{u minus f})).
+- At u (Alg. 4 lines 8-14, Lightweight mode): g_u = (m/n_u) grad l(theta; B_f) on a minibatch B_f of D_f, and
+  the noisy projected ascent step theta <- Pi_{B(theta_ref, rho)}(theta + eta (g_u + Z)), Z ~ N(0, sigma^2 I_d).
+  The forget gradient is not clipped (spec A7 as its note of 2026-11-26 reads it: the paper does not clip its
+  baseline; L sets sigma only, so the run's epsilon is nominal); `clip` clips the batch-mean gradient to norm L
+  before the scaling, Table 15's "additional clipping". Exact mode descends on u's retained data instead:
+  g_u = -grad l(theta; B_{u minus f}) (clipped likewise under `clip`).
 - Elsewhere (lines 16-18): one noiseless descent step on the average gradient of s minibatches of D_v
-  (Pi_Theta = identity, spec A6); `descent_steps` > 1 repeats it (spec A1's sensitivity knob).
+  (Pi_Theta = identity, spec A6); `descent_steps` > 1 repeats it, "epoch" runs one local epoch of minibatch
+  steps on D_v as a training hop does (spec A1's sensitivity reading); the u-step stays one step.
 
 Optimizer semantics (spec 2.4; `semantics`):
 - "adam" (default): the token-carried Adam takes the ascent step (grad := -g_u), then the parameter-space
@@ -29,7 +32,7 @@ every u-visit and scaled by sigma, so runs differing only in sigma share their x
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -40,6 +43,7 @@ from ..train.random_walk import ClientData, NextHop, Streams, Token, sample_batc
 
 MODES = ("lightweight", "exact")
 SEMANTICS = ("adam", "sgd_literal", "adam_fresh")
+EPOCH = "epoch"  # descent_steps: one local epoch per non-u hop
 
 
 def restart_rule(n_clients: int, u: int, p: float) -> NextHop:
@@ -91,7 +95,8 @@ class RRDUConfig:
     sigma: float | None = None
     mode: str = "lightweight"
     semantics: str = "adam"
-    descent_steps: int = 1      # spec A1's unlearn_steps_per_hop at non-u hops (1: one update per hop)
+    descent_steps: int | str = 1  # spec A1's updates per non-u hop (1: one update per hop; "epoch": a local epoch)
+    clip: bool = False            # clip the forget gradient to L (Table 15's "additional clipping"); L sets sigma
 
     def __post_init__(self) -> None:
         rrdu_noise.check_p(self.p)
@@ -99,7 +104,11 @@ class RRDUConfig:
         integer("T_u", self.T_u, 0)
         integer("s", self.s)
         integer("batch_size", self.batch_size)
-        integer("descent_steps", self.descent_steps)
+        if self.descent_steps != EPOCH:
+            try:
+                integer("descent_steps", self.descent_steps)
+            except ValueError as err:
+                raise ValueError(f"{err} or \"{EPOCH}\"") from None
         finite("L", self.L, 0.0)
         if self.sigma is not None:
             finite("sigma", self.sigma, 0.0, strict=False)
@@ -114,42 +123,75 @@ class RRDUConfig:
             return self.sigma
         return rrdu_noise.sigma_closed_form(self.L, self.epsilon, self.delta, self.p, max(self.T_u, 1), n_clients)
 
+    @property
+    def certified(self) -> bool:
+        """Whether the accountant's epsilon is a certificate for this run: Alg. 4's plain step (sgd_literal) on a
+        forget gradient clipped to L (rrdu_noise.WHY); every other run's epsilon is nominal."""
+        return self.clip and self.semantics == "sgd_literal" and self.mode == "lightweight"
+
     def certificate(self, n_clients: int) -> rrdu_noise.NominalEpsilon | None:
-        """The nominal epsilon of spec 2.5 (None when sigma = 0 or p = 0: nothing to account)."""
+        """The epsilon of spec 2.5 (None when sigma = 0 or p = 0: nothing to account); labelled nominal unless
+        `certified`."""
         sigma = self.noise(n_clients)
         if sigma <= 0 or self.p == 0 or self.T_u == 0:
             return None
-        return rrdu_noise.nominal_epsilon(sigma, self.L, self.delta, self.p, self.T_u, n_clients)
+        cert = rrdu_noise.nominal_epsilon(sigma, self.L, self.delta, self.p, self.T_u, n_clients)
+        return replace(cert, label=rrdu_noise.CERTIFIED) if self.certified else cert
+
+
+@dataclass(frozen=True)
+class UStep:
+    """The anatomy of one u-step (issue 34): the norms of its ascent part (the optimizer's step, or eta g_u under
+    sgd_literal) and its noise part eta sigma xi, of their sum, the cosine of the step actually taken (after the
+    projection) with the ascent direction g_u, and the distances to theta_ref before and after the projection."""
+
+    ascent_norm: float
+    noise_norm: float
+    step_norm: float
+    cosine: float
+    dist_before: float
+    dist_after: float
+    projected: bool
 
 
 @dataclass(frozen=True)
 class UnlearnHop:
-    """Spec 5's per-hop diagnostics."""
+    """Spec 5's per-hop diagnostics; at u also the step's anatomy (`ustep`)."""
 
     t: int
     node: int
     at_u: bool
     loss: float
-    grad_norm: float          # ||grad|| before clipping at u; the averaged descent gradient's norm elsewhere
+    grad_norm: float | None   # ||grad|| before any clipping at u; the averaged descent gradient's norm elsewhere
     dist_before: float        # ||theta - theta_ref|| before the projection
     dist_after: float
     projected: bool
+    ustep: UStep | None = None
+
+
+def _cosine(a: torch.Tensor, b: torch.Tensor) -> float:
+    norms = float(torch.linalg.vector_norm(a) * torch.linalg.vector_norm(b))
+    return float(a @ b) / norms if norms > 0 else 0.0
 
 
 def u_step(token: Token, g_u: torch.Tensor, sigma: float, ref: torch.Tensor, rho: float | None,
-           noise: torch.Generator, semantics: str = "adam") -> tuple[float, float, bool]:
-    """The noisy projected step at u (Alg. 4 line 14) for the alignment g_u (ascent direction); returns
-    (distance to ref before and after the projection, whether it projected)."""
+           noise: torch.Generator, semantics: str = "adam") -> UStep:
+    """The noisy projected step at u (Alg. 4 line 14) for the alignment g_u (ascent direction), and its anatomy."""
     xi = torch.randn(token.dim, generator=noise, dtype=g_u.dtype)
+    start = token.theta()
     if semantics in ("adam", "adam_fresh"):
         token.step(-g_u)
-        theta = token.theta() + token.lr * sigma * xi
+        ascent = token.theta() - start
     else:
-        theta = token.theta() + token.lr * (g_u + sigma * xi)
+        ascent = token.lr * g_u
+    kick = token.lr * sigma * xi
+    theta = start + ascent + kick
     before = float(torch.linalg.vector_norm(theta - ref))
     theta, moved = project(theta, ref, rho)
     token.set_theta(theta)
-    return before, float(torch.linalg.vector_norm(theta - ref)), moved
+    return UStep(float(torch.linalg.vector_norm(ascent)), float(torch.linalg.vector_norm(kick)),
+                 float(torch.linalg.vector_norm(ascent + kick)), _cosine(theta - start, g_u), before,
+                 float(torch.linalg.vector_norm(theta - ref)), moved)
 
 
 def unlearn(token: Token, clients: Sequence[ClientData], forget: ClientData, n_u: int, config: RRDUConfig,
@@ -175,23 +217,23 @@ def unlearn(token: Token, clients: Sequence[ClientData], forget: ClientData, n_u
         v = rule(None, streams.route)
         token.begin_hop()
         if v == config.u:
-            if config.mode == "lightweight":
-                g, loss = token.grad(*forget.batch(sample_batch(m, config.batch_size, streams.batch)))
-                g, norm = clip(g, config.L)
-                g_u = (m / n_u) * g
-            else:
-                g, loss = token.grad(*retained_u.batch(sample_batch(len(retained_u), config.batch_size,
-                                                                    streams.batch)))
-                g, norm = clip(g, config.L)
-                g_u = -g
-            before, after, moved = u_step(token, g_u, sigma, ref, config.rho, streams.noise, config.semantics)
-            hop = UnlearnHop(t, v, True, loss, norm, before, after, moved)
+            data = forget if config.mode == "lightweight" else retained_u
+            g, loss = token.grad(*data.batch(sample_batch(len(data), config.batch_size, streams.batch)))
+            g, norm = clip(g, config.L) if config.clip else (g, float(torch.linalg.vector_norm(g)))
+            g_u = (m / n_u) * g if config.mode == "lightweight" else -g
+            step = u_step(token, g_u, sigma, ref, config.rho, streams.noise, config.semantics)
+            hop = UnlearnHop(t, v, True, loss, norm, step.dist_before, step.dist_after, step.projected, step)
         else:
-            for _ in range(config.descent_steps):
-                g, loss = token.averaged_grad(clients[v], config.s, config.batch_size, streams.batch)
-                token.step(g)
+            if config.descent_steps == EPOCH:
+                loss = token.local_epochs(clients[v], config.batch_size, streams.batch)
+                norm = None  # an epoch of steps: no single gradient
+            else:
+                for _ in range(config.descent_steps):
+                    g, loss = token.averaged_grad(clients[v], config.s, config.batch_size, streams.batch)
+                    token.step(g)
+                norm = float(torch.linalg.vector_norm(g))
             dist = float(torch.linalg.vector_norm(token.theta() - ref))
-            hop = UnlearnHop(t, v, False, loss, float(torch.linalg.vector_norm(g)), dist, dist, False)
+            hop = UnlearnHop(t, v, False, loss, norm, dist, dist, False)
         hops.append(hop)
         if on_hop is not None:
             on_hop(hop, token)

@@ -18,10 +18,11 @@ Balle et al. 2020) and by the classic min_alpha RDP(alpha) + ln(1/delta)/(alpha 
 at the integer orders 2..256; the spec's and the paper-derived numbers use the classic one (C: over real
 alpha, a + 2 sqrt(a ln(1/delta))).
 
-All of them assume Alg. 4's plain step theta + eta (g_u + Z), whose sensitivity is eta L m / n_u. Under the
-default Adam semantics (spec 2.4) the un-noised ascent gradient also enters Adam's moments, so
-post-processing does not cover the run: the value is a *nominal* epsilon, a certificate only for the
-`sgd_literal` mode. Hence LABEL.
+All of them assume Alg. 4's plain step theta + eta (g_u + Z) with g_u clipped to L, whose sensitivity is then
+eta L m / n_u. The baseline does not clip (spec A7 since its note of 2026-11-26: L sets sigma only), so its
+forget gradient has no bound; and under the default Adam semantics (spec 2.4) the un-noised ascent gradient also
+enters Adam's moments, so post-processing does not cover the run. The value is a *nominal* epsilon (LABEL),
+a certificate (CERTIFIED) only for a clipped run under `sgd_literal`; WHY says so in one sentence.
 
 The accountants run in floating point on the noise multiplier z = sigma / L: Opacus squares z and, at order
 256, forms the log-term (256^2 - 256) / (2 z^2) = 32640 / z^2, and the order-256 Renyi value over T_u steps
@@ -38,8 +39,11 @@ from dataclasses import dataclass
 from .search import FLOAT_MAX, FLOAT_TINY, finite, integer, probability
 
 LABEL = "nominal epsilon (Alg. 4 SGD semantics)"
-WHY = ("the accountant assumes Alg. 4's plain step theta + eta (g_u + Z); under Adam semantics the un-noised "
-       "ascent gradient stays in Adam's moments, so only the sgd_literal mode is certified")
+CERTIFIED = "epsilon (certified: Alg. 4's step on a forget gradient clipped to L)"
+WHY = ("certified are only runs that clip the forget gradient to L (Table 15's sweep) under sgd_literal semantics, "
+       "the step the accountant assumes; every other run's epsilon is nominal: unclipped (the baseline, Tables 3, 14, "
+       "16, 17, Figure 1) the forget gradient has no bound, and under Adam semantics the un-noised ascent gradient "
+       "stays in Adam's moments")
 ORDERS = tuple(range(2, 257))  # integer Renyi orders of the spec's accountant (spec 2.5)
 RDP_MAX = 1e300  # the largest Renyi term the accountants may meet (well inside the float range)
 Z_MAX = 1e150    # the largest noise multiplier sigma / L: Opacus squares it (sqrt of the float range: 1.3e154)

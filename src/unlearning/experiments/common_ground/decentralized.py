@@ -226,7 +226,9 @@ def rrdu_run(setup: Setup, r: dict, budget: dict) -> tuple[torch.Tensor, Cost, U
                         Streams.from_seed(derive_seed(setup.seed, setup.name, "rrdu-unlearn")))
     cert = cfg.certificate(len(clients))
     certificate = {"epsilon": budget["epsilon"], "delta": budget["delta"], "sigma": cfg.noise(len(clients)),
-                   "semantics": un["semantics"], "u_visits": sum(h.at_u for h in hops),
+                   "semantics": un["semantics"], "u_visits": sum(h.at_u for h in hops), "clipped": cfg.clip,
+                   "certified": cfg.certified, "forget_grad_norm_max": max((h.grad_norm for h in hops if h.at_u),
+                                                                           default=None),
                    "nominal_epsilon": None if cert is None else cert.as_dict()}
     cost = Cost(time.perf_counter() - start, token.examples, 0, un["hops"] * token.dim)
     return original, trained, Unlearned(token.theta()[None].to(setup.device), [-1], cost, certificate)
@@ -245,11 +247,10 @@ def claimed(method: str, result: Unlearned, budget: dict) -> dict:
                 "basis": f"DU Theorem 1 (C_eff noise at epsilon {budget['epsilon']:g}); assumes {cert['assumes']}, "
                          "which this model is not"}
     if method == "rrdu":
-        literal = cert["semantics"] == "sgd_literal"
+        from ...privacy.rrdu_noise import WHY
+
         return {"epsilon": cert["epsilon"], "delta": cert["delta"], "sigma": cert["sigma"],
-                "basis": "RR-DU Cor. 5.2 at the common budget" + ("" if literal else
-                         f" (nominal: under {cert['semantics']} semantics the steps are Adam's, not Algorithm 4's "
-                         "SGD, so the bound is not a certificate; spec 2.4)")}
+                "basis": "RR-DU Cor. 5.2 at the common budget" + ("" if cert["certified"] else f" (nominal: {WHY})")}
     if method in ("pdudt", "pdudt_es", "fedrecovery"):
         return {"epsilon": None, "sigma": cert["sigma"],
                 "basis": "its paper's sigma; the epsilon of Theorem 4.9 (PDUDT) or of FedRecovery's Theorem needs "

@@ -28,6 +28,7 @@ the timing files. A run whose loss or weights stop being finite stops at once, n
 
 from __future__ import annotations
 
+import copy
 import logging
 import math
 import time
@@ -285,23 +286,80 @@ def _check_finite(token: Token, what: str, t: int, loss: float | None = None) ->
 
 class Recorder:
     """The on_hop callback of a run: the finiteness check every hop, the evaluation every `every` hops and at
-    the last, rounds numbered from `offset`."""
+    the last, rounds numbered from `offset`; the ASR after each hop of `asr_at` too (`asr`: hop -> ASR)."""
 
     def __init__(self, evaluator: Evaluator, what: str, hops: int, offset: int, every: int, clean: bool,
-                 check_loss: bool = True):
+                 check_loss: bool = True, asr_at: frozenset[int] = frozenset()):
         self.evaluator, self.what, self.hops, self.offset = evaluator, what, hops, offset
-        self.every, self.clean, self.check_loss = every, clean, check_loss
+        self.every, self.clean, self.check_loss, self.asr_at = every, clean, check_loss, asr_at
         self.curve: list[dict] = []
+        self.asr: dict[int, float] = {}
 
     def __call__(self, hop, token: Token) -> None:
         _check_finite(token, self.what, hop.t, hop.loss if self.check_loss else None)
+        point = None
         if self.every and (hop.t % self.every == 0 or hop.t == self.hops):
-            self.curve.append({"round": self.offset + hop.t, **self.evaluator(token.model, clean=self.clean)})
+            point = {"round": self.offset + hop.t, **self.evaluator(token.model, clean=self.clean)}
+            self.curve.append(point)
+        if hop.t in self.asr_at:
+            self.asr[hop.t] = point["asr"] if point else self.evaluator(token.model, clean=False)["asr"]
 
 
 def first_round_below(curve: list[dict], gate: float = ASR_GATE) -> int | None:
     """The first evaluated round whose ASR is at most `gate` (None: never)."""
     return next((p["round"] for p in curve if p["asr"] <= gate), None)
+
+
+TAIL = 20  # hops of the final stretch summarised beside the final hop (issue 34)
+
+
+def summary_hops(hops: int, u_hops: list[int]) -> frozenset[int]:
+    """The hops whose ASR asr_summary reads: the last TAIL, and those around u's visits."""
+    return frozenset(range(max(1, hops - TAIL + 1), hops + 1)) | set(between(u_hops)) | set(after(u_hops, hops))
+
+
+def between(u_hops: list[int]) -> list[int]:
+    """The hops that end a stretch of descent hops between two u-visits: the hop before each later visit."""
+    visits = set(u_hops)
+    return [t - 1 for t in u_hops if t - 1 not in visits and any(v < t - 1 for v in u_hops)]
+
+
+def after(u_hops: list[int], hops: int) -> list[int]:
+    """The visits that end a run of consecutive u-visits (the ASR right after u's last step of each run)."""
+    visits = set(u_hops)
+    return [t for t in u_hops if t + 1 not in visits or t == hops]
+
+
+def asr_summary(asr: dict[int, float], hops: int, u_hops: list[int]) -> dict:
+    """What a walk's ASR did, not hanging on one hop: the final value; the mean and minimum over the last TAIL
+    hops; the u-visits (hops) and the last; the ASR just before each u-visit that ends a stretch of descent
+    hops after an earlier visit ("between visits") and just after each run of consecutive visits."""
+    tail = [asr[t] for t in range(max(1, hops - TAIL + 1), hops + 1)]
+    return {"final": asr[hops] if hops else None, "tail_hops": len(tail),
+            "tail_mean": float(np.mean(tail)) if tail else None, "tail_min": min(tail, default=None),
+            "u_visit_hops": u_hops, "last_u_visit": max(u_hops, default=None),
+            "between_visits": [asr[t] for t in between(u_hops)], "after_visits": [asr[t] for t in after(u_hops, hops)]}
+
+
+def planned_visits(rcfg: rrdu.RRDUConfig, n_clients: int, streams: Streams) -> list[int]:
+    """The hops at which RR-DU's walk will visit u: the routing rule replayed on a copy of the routing stream,
+    which nothing else draws from (so that the ASR around each visit is evaluated, not every hop's)."""
+    rule, rng = rrdu.restart_rule(n_clients, rcfg.u, rcfg.p), copy.deepcopy(streams.route)
+    return [t for t in range(1, rcfg.T_u + 1) if rule(None, rng) == rcfg.u]
+
+
+def anatomy(hops: list[rrdu.UnlearnHop], rho: float | None, kick: float, L: float, clipped: bool) -> dict:
+    """The u-steps of a run, averaged (issue 34): the ascent's norm against the noise's and the step's, the
+    ascent's share of the step, the cosine of the step taken with the ascent direction, the largest forget-gradient
+    norm beside L (clipped or not), the noise kick eta sigma sqrt(d) against rho, and how many steps projected."""
+    steps = [h.ustep for h in hops if h.at_u]
+    mean = lambda xs: float(np.mean(xs)) if xs else None  # noqa: E731
+    return {"u_steps": len(steps), "ascent_norm": mean([x.ascent_norm for x in steps]),
+            "noise_norm": mean([x.noise_norm for x in steps]), "step_norm": mean([x.step_norm for x in steps]),
+            "ascent_share": mean([x.ascent_norm / x.step_norm for x in steps if x.step_norm > 0]),
+            "cosine": mean([x.cosine for x in steps]), "projected": sum(x.projected for x in steps),
+            "grad_norm_max": max((h.grad_norm for h in hops if h.at_u), default=None), "L": L, "clipped": clipped,
+            "kick": kick, "kick_over_rho": None if rho is None else kick / rho}
 
 
 # ----------------------------------------------------------------------------------------------- runs
@@ -311,40 +369,61 @@ def rrdu_config(setup: Setup, **changes) -> rrdu.RRDUConfig:
     u, d = setup.cfg["unlearn"], dataset_cfg(setup.cfg, setup.dataset)
     base = dict(u=setup.u, p=u["p"], T_u=u["hops"], s=u["s"], batch_size=setup.cfg["train"]["batch_size"],
                 L=d["L"], rho=d["rho"], epsilon=u["epsilon"], delta=u["delta"], sigma=None, mode=u["mode"],
-                semantics=u["semantics"], descent_steps=u["descent_steps"])
+                semantics=u["semantics"], descent_steps=u["descent_steps"], clip=u["clip"])
     return rrdu.RRDUConfig(**{**base, **changes})
 
 
+def unlearn_streams(setup: Setup, stream: int) -> Streams:
+    """Unlearning stream `stream` (routing, minibatches, noise) of this original, and the dropout draws with it:
+    every method and variant on stream k shares them."""
+    torch.manual_seed(setup.run_seed("unlearn-torch", stream))
+    return Streams.from_seed(setup.run_seed("unlearn", stream))
+
+
 def run_rrdu(setup: Setup, token: Token, snap: Snapshot, rcfg: rrdu.RRDUConfig, evaluator: Evaluator, what: str,
-             every: int, clean_curve: bool, full: bool = False) -> tuple[dict, float]:
-    """RR-DU from theta_0 with the unlearning streams and dropout draws every variant shares; returns its record
-    and its wall time (evaluation excluded)."""
+             every: int, clean_curve: bool, full: bool = False, stream: int = 0) -> tuple[dict, float]:
+    """RR-DU from theta_0 on unlearning stream `stream`; returns its record and its wall time (evaluation
+    excluded). Exact mode descends at u on u's retained data D_u minus D_f."""
     restore(token, snap, setup.cfg["unlearn"])
-    torch.manual_seed(setup.run_seed("unlearn-torch"))
-    streams = Streams.from_seed(setup.run_seed("unlearn"))
+    streams = unlearn_streams(setup, stream)
     T = setup.cfg["train"]["hops"]
-    rec = Recorder(evaluator, f"{setup.name} {what}", rcfg.T_u, T, every, clean_curve)
+    planned = planned_visits(rcfg, len(setup.clients), streams)
+    rec = Recorder(evaluator, f"{setup.name} {what}", rcfg.T_u, T, every, clean_curve,
+                   asr_at=summary_hops(rcfg.T_u, planned))
     spent = evaluator.seconds
     start = time.perf_counter()
-    hops = rrdu.unlearn(token, setup.clients, setup.forget, setup.n_u, rcfg, streams, on_hop=rec)
+    hops = rrdu.unlearn(token, setup.clients, setup.forget, setup.n_u, rcfg, streams,
+                        retained_u=setup.retained[setup.u], on_hop=rec)
     seconds = time.perf_counter() - start - (evaluator.seconds - spent)
     sigma = rcfg.noise(len(setup.clients))
+    kick = token.lr * sigma * math.sqrt(token.dim)
     cert = rcfg.certificate(len(setup.clients))
-    at_u = [h for h in hops if h.at_u]
-    record = {"p": rcfg.p, "rho": rcfg.rho, "L": rcfg.L, "epsilon": rcfg.epsilon, "delta": rcfg.delta,
-              "sigma": sigma, "kick": token.lr * sigma * math.sqrt(token.dim),
+    u_hops = [h.t for h in hops if h.at_u]
+    assert u_hops == planned, f"{what}: the replayed routing {planned} differs from the walk's {u_hops}"
+    record = {"stream": stream, "p": rcfg.p, "rho": rcfg.rho, "L": rcfg.L, "epsilon": rcfg.epsilon,
+              "delta": rcfg.delta, "mode": rcfg.mode, "clipped": rcfg.clip, "descent_steps": rcfg.descent_steps,
+              "certified": rcfg.certified, "sigma": sigma, "kick": kick,
               "nominal_epsilon": None if cert is None else cert.as_dict(),
               "final": evaluator(token.model, full=full), "curve": rec.curve,
               "first_round_asr_le_15": first_round_below(rec.curve),
-              "u_visits": len(at_u), "projected": sum(h.projected for h in hops),
-              "u_grad_norm_mean": float(np.mean([h.grad_norm for h in at_u])) if at_u else None,
+              "u_visits": len(u_hops), "projected": sum(h.projected for h in hops),
+              "anatomy": anatomy(hops, rcfg.rho, kick, rcfg.L, rcfg.clip),
               "distance": float(torch.linalg.vector_norm(token.theta() - snap.theta)),
               "max_distance": max((h.dist_after for h in hops), default=0.0),
               "examples": token.examples}
-    if what == "baseline":
+    record.update(asr_hops={str(t): v for t, v in sorted(rec.asr.items())},
+                  summary=asr_summary(rec.asr, rcfg.T_u, u_hops))
+    if what.startswith("baseline"):
         record["hops"] = [{"t": h.t, "node": h.node, "at_u": h.at_u, "loss": h.loss, "grad_norm": h.grad_norm,
-                           "dist_before": h.dist_before, "dist_after": h.dist_after, "projected": h.projected}
+                           "dist_before": h.dist_before, "dist_after": h.dist_after, "projected": h.projected,
+                           **({"ascent_norm": h.ustep.ascent_norm, "noise_norm": h.ustep.noise_norm,
+                               "step_norm": h.ustep.step_norm, "cosine": h.ustep.cosine} if h.ustep else {})}
                           for h in hops]
+    log.info("%s %s stream %d: u-steps: ascent %.3g, noise %.3g, step %.3g (ascent share %s), max forget-gradient "
+             "norm %s against L = %g (%s), kick %.3g against rho %s", setup.name, what, stream,
+             *(record["anatomy"][k] or 0.0 for k in ("ascent_norm", "noise_norm", "step_norm")),
+             record["anatomy"]["ascent_share"], record["anatomy"]["grad_norm_max"], rcfg.L,
+             "clipped" if rcfg.clip else "not clipped", kick, rcfg.rho)
     return record, seconds
 
 
@@ -352,12 +431,14 @@ def train_original(setup: Setup, token: Token, evaluator: Evaluator, every: int,
                    hops: int | None = None, marks: tuple[int, ...] = (), what: str = "original") -> tuple[dict, float]:
     """Alg. 2 for `hops` (default T) hops from the token's model: one local epoch of minibatch Adam steps per
     hop, the walk uniform over V minus the holder. The curve every `every` hops (0: only the marks and the last);
-    `marks` are hops whose clean accuracy and ASR are recorded with the examples and time spent so far."""
+    `marks` are hops whose clean accuracy and ASR are recorded with the examples and time spent so far, and the
+    mean and minimum ASR over the TAIL hops up to each (the ASR evaluated after every hop where there are marks)."""
     tc = setup.cfg["train"]
     hops = tc["hops"] if hops is None else hops
     torch.manual_seed(setup.run_seed("train-torch"))
     streams = Streams.from_seed(setup.run_seed("train"))
-    rec = Recorder(evaluator, f"{setup.name} {what}", hops, 0, every, True)
+    rec = Recorder(evaluator, f"{setup.name} {what}", hops, 0, every, True,
+                   asr_at=frozenset(t for m in marks for t in range(max(1, m - TAIL + 1), m + 1)))
     at_marks: list[dict] = []
     spent, start = evaluator.seconds, time.perf_counter()
 
@@ -365,8 +446,9 @@ def train_original(setup: Setup, token: Token, evaluator: Evaluator, every: int,
         rec(hop, tok)
         if hop.t in marks:
             seconds = time.perf_counter() - start - (evaluator.seconds - spent)
+            tail = [rec.asr[t] for t in range(max(1, hop.t - TAIL + 1), hop.t + 1)]
             at_marks.append({"hops": hop.t, **evaluator(tok.model, full=True), "examples": tok.examples,
-                             "seconds": seconds})
+                             "tail_mean": float(np.mean(tail)), "tail_min": min(tail), "seconds": seconds})
 
     walked = walk(token, setup.clients if clients is None else clients, hops, uniform_neighbour(len(setup.clients)),
                   streams, tc["batch_size"], tc["epochs"], on_hop=on_hop)
@@ -427,17 +509,19 @@ def step_seed(params: dict, dataset: str, seed: int, processed: str, out: str, t
     result["table3_semantics"] = []
     for semantics in [default, *others]:
         for p in cfg["table3"]["ps"]:
-            rcfg = rrdu_config(setup, p=p, sigma=0.0, rho=None, semantics=semantics)
-            what = f"table3 p={p:g}" + ("" if semantics == default else f" {semantics}")
-            record, seconds = run_rrdu(setup, token, snap, rcfg, evaluator, what, every, False)
-            if semantics == default:
-                result["table3"].append(record)
-                times["table3"][f"{p:g}"] = seconds
-            else:
-                result["table3_semantics"].append({"semantics": semantics, **record})
-            log.info("%s %s: clean %.2f %%, ASR %.1f %% (%d u-visits, ASR <= 15 from round %s)", setup.name, what,
-                     record["final"]["clean"], record["final"]["asr"], record["u_visits"],
-                     record["first_round_asr_le_15"])
+            for k in range(cfg["unlearn"]["streams"]):
+                rcfg = rrdu_config(setup, p=p, sigma=0.0, rho=None, semantics=semantics)
+                what = f"table3 p={p:g}" + ("" if semantics == default else f" {semantics}")
+                record, seconds = run_rrdu(setup, token, snap, rcfg, evaluator, what, every, False, stream=k)
+                if semantics == default:
+                    result["table3"].append(record)
+                    times["table3"][f"{p:g} stream {k}"] = seconds
+                else:
+                    result["table3_semantics"].append({"semantics": semantics, **record})
+                log.info("%s %s stream %d: clean %.2f %%, ASR %.1f %% (last %d hops: mean %.1f; %d u-visits, last at "
+                         "hop %s)", setup.name, what, k, record["final"]["clean"], record["final"]["asr"],
+                         record["summary"]["tail_hops"], record["summary"]["tail_mean"], record["u_visits"],
+                         record["summary"]["last_u_visit"])
     write_json(out, result)
     write_json(timing, {"experiment": setup.name, **times, "evaluation_s": evaluator.seconds})
 
@@ -456,16 +540,21 @@ def step_ablations(params: dict, dataset: str, processed: str, checkpoint: str, 
     n, T, T_u = len(setup.clients), cfg["train"]["hops"], cfg["unlearn"]["hops"]
     s, batch = cfg["unlearn"]["s"], cfg["train"]["batch_size"]
     default = rrdu_config(setup)
-    baseline, base_s = run_rrdu(setup, token, snap, default, evaluator, "baseline", every, True, full=True)
+    streams = range(cfg["unlearn"]["streams"])
+    runs = [run_rrdu(setup, token, snap, default, evaluator, "baseline", every if k == 0 else 0, k == 0,
+                     full=True, stream=k) for k in streams]
+    baseline, base_s = runs[0]
     log.info("%s baseline RR-DU: clean %.2f %%, ASR %.1f %% (sigma %.4g)", setup.name, baseline["final"]["clean"],
              baseline["final"]["asr"], baseline["sigma"])
     result = {**_head(setup), "before": before, "baseline": baseline, "sweeps": {}, "config": config_record(params)}
-    times = {"baseline_s": base_s, "sweeps": {}}
+    times = {"baseline_s": base_s, "baseline_streams_s": [t for _, t in runs], "sweeps": {}}
     for key in SWEEPS:
         result["sweeps"][key], times["sweeps"][key] = [], {}
         for value in cfg["sweeps"][key]:
-            rcfg = replace(default, **{key: value})
-            if rcfg == default:  # the default row is the baseline run (Table 15's default L)
+            # Table 15 clips the forget gradient at its L (the paper's "additional clipping"); its baseline row
+            # is the unclipped baseline run
+            rcfg = replace(default, **{key: value}, **({"clip": True} if key == "L" else {}))
+            if rcfg == default:  # the default row is the baseline run
                 result["sweeps"][key].append({**_sweep_fields(baseline), "value": value, "is_baseline": True})
                 continue
             record, seconds = run_rrdu(setup, token, snap, rcfg, evaluator, f"{key}={value:g}", 0, False)
@@ -473,7 +562,11 @@ def step_ablations(params: dict, dataset: str, processed: str, checkpoint: str, 
             times["sweeps"][key][f"{value:g}"] = seconds
             log.info("%s %s = %g: clean %.2f %%, ASR %.1f %%", setup.name, key, value, record["final"]["clean"],
                      record["final"]["asr"])
+    result["sensitivity"], times["sensitivity"] = sensitivity(setup, token, snap, evaluator, default)
     result["baselines"], times["baselines"] = baselines(setup, token, snap, evaluator, every, s, batch)
+    result["streams"] = [{"stream": k, "rrdu": _stream_fields(rec),
+                          "finetune": _stream_fields(result["baselines"]["finetune"]["streams"][k])}
+                         for k, (rec, _) in enumerate(runs)]
     scratch_rec, times["scratch"] = scratch(setup, evaluator)
     result["scratch"] = scratch_rec
     result["rrdu_cost"] = {"examples": baseline["examples"], "hops": T_u}
@@ -483,9 +576,29 @@ def step_ablations(params: dict, dataset: str, processed: str, checkpoint: str, 
 
 
 def _sweep_fields(record: dict) -> dict:
-    keep = ("p", "rho", "L", "epsilon", "delta", "sigma", "kick", "nominal_epsilon", "final", "u_visits",
-            "projected", "distance", "max_distance", "examples")
+    keep = ("p", "rho", "L", "epsilon", "delta", "clipped", "certified", "sigma", "kick", "nominal_epsilon", "final",
+            "summary", "anatomy", "u_visits", "projected", "distance", "max_distance", "examples")
     return {k: record[k] for k in keep}
+
+
+def _stream_fields(record: dict) -> dict:
+    return {k: record[k] for k in ("final", "summary", "u_visits", "anatomy") if k in record}
+
+
+def sensitivity(setup: Setup, token: Token, snap: Snapshot, evaluator: Evaluator,
+                default: rrdu.RRDUConfig) -> tuple[list[dict], dict]:
+    """Spec A1's sensitivity reading, on stream 0: one local epoch per non-u hop (as a training hop) instead of one
+    update, for the baseline and for Table 3's p = 0 and p = 0.1 rows (no noise, no projection)."""
+    rows, times = [], {}
+    for name, rcfg in (("baseline", replace(default, descent_steps=rrdu.EPOCH)),
+                       *((f"table3 p={p:g}", replace(default, p=p, sigma=0.0, rho=None, descent_steps=rrdu.EPOCH))
+                         for p in (0.0, 0.1))):
+        record, times[name] = run_rrdu(setup, token, snap, rcfg, evaluator, f"{name} epoch", 0, False)
+        rows.append({"run": name, **_sweep_fields(record), "descent_steps": rrdu.EPOCH})
+        log.info("%s %s, one local epoch per hop: clean %.2f %%, ASR %.1f %% (last %d hops: mean %.1f)", setup.name,
+                 name, record["final"]["clean"], record["final"]["asr"], record["summary"]["tail_hops"],
+                 record["summary"]["tail_mean"])
+    return rows, times
 
 
 def baselines(setup: Setup, token: Token, snap: Snapshot, evaluator: Evaluator, every: int, s: int,
@@ -499,21 +612,28 @@ def baselines(setup: Setup, token: Token, snap: Snapshot, evaluator: Evaluator, 
     n_retain = sum(len(c) for c in setup.retained)
     out, times = {}, {}
 
-    def run(name: str, fn, check_loss: bool = True) -> None:
+    def run(name: str, fn, check_loss: bool = True, stream: int = 0) -> dict:
         restore(token, snap, u)
-        torch.manual_seed(setup.run_seed("unlearn-torch"))
-        streams = Streams.from_seed(setup.run_seed("unlearn"))
-        rec = Recorder(evaluator, f"{setup.name} {name}", T_u, T, every, True, check_loss)
+        streams = unlearn_streams(setup, stream)
+        rec = Recorder(evaluator, f"{setup.name} {name}", T_u, T, every if stream == 0 else 0, True, check_loss,
+                       asr_at=summary_hops(T_u, []))
         spent, start = evaluator.seconds, time.perf_counter()
         extra = fn(streams, rec)
-        times[name] = time.perf_counter() - start - (evaluator.seconds - spent)
-        out[name] = {"final": evaluator(token.model, full=True), "curve": rec.curve,
-                     "distance": float(torch.linalg.vector_norm(token.theta() - snap.theta)),
-                     "examples": token.examples, **extra}
-        log.info("%s %s: clean %.2f %%, ASR %.1f %%", setup.name, name, out[name]["final"]["clean"],
-                 out[name]["final"]["asr"])
+        seconds = time.perf_counter() - start - (evaluator.seconds - spent)
+        record = {"final": evaluator(token.model, full=True), "curve": rec.curve,
+                  "summary": asr_summary(rec.asr, T_u, []), "distance": float(torch.linalg.vector_norm(token.theta() -
+                                                                                                      snap.theta)),
+                  "examples": token.examples, **extra}
+        log.info("%s %s stream %d: clean %.2f %%, ASR %.1f %%", setup.name, name, stream, record["final"]["clean"],
+                 record["final"]["asr"])
+        if stream == 0:
+            out[name], times[name] = record, seconds
+        return record
 
-    run("finetune", lambda st, rec: (rb.finetune_walk(token, setup.retained, T_u, st, s, batch, rec), {})[1])
+    tune = lambda st, rec: (rb.finetune_walk(token, setup.retained, T_u, st, s, batch, rec), {})[1]  # noqa: E731
+    run("finetune", tune)
+    out["finetune"]["streams"] = [_stream_fields(out["finetune"])] + [
+        _stream_fields(run("finetune", tune, stream=k)) for k in range(1, cfg["unlearn"]["streams"])]
     sigma_ddp = rb.ddp_sigma(b["ddp"]["L"], u["epsilon"], u["delta"])
 
     def ddp(st, rec):

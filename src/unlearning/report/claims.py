@@ -1,0 +1,90 @@
+"""A paper's claim, judged: preconditions, then a test, then one verdict. Shared by every paper's report.
+
+Verdicts (DESIGN.md, "Verdicts"):
+- `holds` / `fails`: the test ran and could have come out either way;
+- `not testable`: a precondition is unmet (the original did not carry what is removed, the attack has no signal,
+  a model is near one-class, the metric is at chance); the reason names it, with its number;
+- `uninformative`: the test cannot fail in this setting (every point of a trend pinned at a floor, ...); the
+  reason says why.
+
+Headlines count the informative verdicts (holds, fails) only and list the rest beside them (`headline`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+HOLDS, FAILS, NOT_TESTABLE, UNINFORMATIVE = "holds", "fails", "not testable", "uninformative"
+KINDS = (HOLDS, FAILS, NOT_TESTABLE, UNINFORMATIVE)
+INFORMATIVE = (HOLDS, FAILS)
+COLUMNS = ["subject", "claim", "measured", "status", "reason", "margin", "source"]
+
+
+@dataclass(frozen=True)
+class Check:
+    """A precondition's outcome and what it measured, in words with the numbers."""
+
+    ok: bool
+    what: str
+
+
+def carried(original: float, reference: float, margin: float, what: str, unit: str = "") -> Check:
+    """The original carried what is removed: its metric on the forget set exceeds the retrained (or clean)
+    reference's by more than `margin`."""
+    gap = original - reference
+    return Check(gap > margin, f"{what}: original {original:.4g}{unit} against {reference:.4g}{unit} "
+                               f"(gap {gap:.4g}{unit}, needs > {margin:g}{unit})")
+
+
+def above(value: float, floor: float, what: str, unit: str = "") -> Check:
+    """A metric above a floor (chance, or a level the claim presupposes)."""
+    return Check(value > floor, f"{what}: {value:.4g}{unit} (needs > {floor:g}{unit})")
+
+
+def not_one_class(top_share: float, what: str, limit: float = 0.95) -> Check:
+    """A model is not near one-class: at most `limit` of its predictions fall in one class."""
+    return Check(top_share <= limit, f"{what}: {100 * top_share:.1f} % of predictions in one class "
+                                     f"(needs <= {100 * limit:g} %)")
+
+
+def movable(points: Iterable[float], floor: float, margin: float) -> list[float]:
+    """The points of a trend that can move: those more than `margin` above the floor they cannot go below."""
+    return [p for p in points if p > floor + margin]
+
+
+def judge(test: bool | None, preconditions: Iterable[Check] = (), cannot_fail: str | None = None) -> tuple[str, str]:
+    """The verdict and its reason: the first unmet precondition makes the claim not testable; `cannot_fail` (why
+    the test cannot fail here) makes it uninformative; else the test decides (None: not testable, no data)."""
+    for check in preconditions:
+        if not check.ok:
+            return NOT_TESTABLE, check.what
+    if cannot_fail:
+        return UNINFORMATIVE, cannot_fail
+    if test is None:
+        return NOT_TESTABLE, "nothing to test: the runs it needs did not run"
+    met = "; ".join(c.what for c in preconditions)
+    return (HOLDS if test else FAILS), met
+
+
+def row(subject: str, claim: str, measured: str, verdict: tuple[str, str], source: str,
+        margin: float | None = None) -> dict:
+    """One line of a claims table (`margin`: positive = the slack, negative = the shortfall; informative only)."""
+    status, reason = verdict
+    return {"subject": subject, "claim": claim, "measured": measured, "status": status, "reason": reason,
+            "margin": None if margin is None or status not in INFORMATIVE else round(margin, 4), "source": source}
+
+
+def counts(statuses: Iterable[str]) -> dict[str, int]:
+    statuses = list(statuses)
+    return {kind: statuses.count(kind) for kind in KINDS}
+
+
+def headline(statuses: Iterable[str]) -> str:
+    """"h of n informative claims hold" and the others beside it, e.g. "3 of 5 informative claims hold; 2 not
+    testable, 1 uninformative"."""
+    c = counts(statuses)
+    informative = c[HOLDS] + c[FAILS]
+    rest = [f"{c[k]} {k}" for k in (NOT_TESTABLE, UNINFORMATIVE) if c[k]]
+    text = f"{c[HOLDS]} of {informative} informative claims hold" if informative else "no informative claim"
+    return text + (f"; {', '.join(rest)}" if rest else "")

@@ -1,0 +1,34 @@
+"""The shared claim helper (report/claims.py): one verdict per claim, on constructed inputs."""
+
+from __future__ import annotations
+
+from unlearning.report import claims as cl
+
+
+def test_an_unmet_precondition_makes_the_claim_not_testable_naming_it():
+    carried = cl.carried(12.0, 10.0, 20.0, "backdoor ASR", " %")
+    status, reason = cl.judge(True, [carried])
+    assert status == cl.NOT_TESTABLE and "original 12 % against 10 %" in reason and "needs > 20 %" in reason
+    assert cl.judge(False, [cl.carried(96.0, 7.4, 20.0, "backdoor ASR")])[0] == cl.FAILS
+    assert cl.judge(True, [cl.carried(96.0, 7.4, 20.0, "backdoor ASR")])[0] == cl.HOLDS
+
+
+def test_a_near_one_class_model_or_a_chance_metric_is_not_testable():
+    assert cl.judge(True, [cl.not_one_class(0.986, "R2D's predictions")]) == (
+        cl.NOT_TESTABLE, "R2D's predictions: 98.6 % of predictions in one class (needs <= 95 %)")
+    assert cl.judge(True, [cl.above(0.51, 0.55, "attack AUC on the original")])[0] == cl.NOT_TESTABLE
+
+
+def test_a_test_that_cannot_fail_is_uninformative_and_left_out_of_the_headline():
+    rows = [cl.row("x", "a", "1", cl.judge(True), "s", 0.5),
+            cl.row("x", "b", "2", cl.judge(False), "s", -1.0),
+            cl.row("x", "c", "3", cl.judge(True, cannot_fail="every point at the floor"), "s", 2.0),
+            cl.row("x", "d", "4", cl.judge(None), "s")]
+    assert [r["status"] for r in rows] == [cl.HOLDS, cl.FAILS, cl.UNINFORMATIVE, cl.NOT_TESTABLE]
+    assert rows[2]["margin"] is None and rows[2]["reason"] == "every point at the floor"
+    assert cl.headline(r["status"] for r in rows) == "1 of 2 informative claims hold; 1 not testable, 1 uninformative"
+    assert cl.headline([cl.UNINFORMATIVE]) == "no informative claim; 1 uninformative"
+
+
+def test_a_trend_moves_only_on_its_points_above_the_floor():
+    assert cl.movable([93.0, 40.0, 9.0, 8.0], floor=7.4, margin=3.0) == [93.0, 40.0]

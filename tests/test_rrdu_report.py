@@ -1,0 +1,67 @@
+"""RR-DU's claims on constructed results: the verdict kinds follow from the originals, the streams and the sweeps."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from unlearning.experiments.rrdu import report
+from unlearning.report import claims as cl
+
+
+def _rec(asr: float, clean: float = 90.0, tail: float | None = None, **extra) -> dict:
+    summary = {"final": asr, "tail_mean": asr if tail is None else tail, "tail_min": asr, "tail_hops": 20,
+               "u_visit_hops": [3, 50], "last_u_visit": 50, "between_visits": [asr], "after_visits": [asr]}
+    return {"final": {"clean": clean, "asr": asr}, "summary": summary, "u_visits": 2, "first_round_asr_le_15": 110,
+            **extra}
+
+
+def _results(original_asr: float = 96.0, rrdu_asr: float = 8.0, eps_tails=(60.0, 30.0, 9.0, 8.0)):
+    """One seed's original, Table 3 and the ablations of a stand-in, scratch at 7.4 % ASR."""
+    seeds = [{"dataset": "fashion_mnist", "seed": 0, "paper_column": "mnist",
+              "original": {"final": {"asr": original_asr, "clean": 91.0}},
+              "table3": [{**_rec(9.0), "p": p, "stream": k} for p in (0.0, 0.1, 1.0) for k in range(3)]}]
+    for rec in seeds[0]["table3"][6:]:
+        rec["final"]["clean"] = 10.0  # p = 1 collapses
+    sweep = lambda key, vals, tails: [{**_rec(t, tail=t), "value": v, "is_baseline": False, key: v,  # noqa: E731
+                                       "clipped": key == "L"} for v, t in zip(vals, tails)]
+    baseline = {**_rec(rrdu_asr), "epsilon": 1.0, "rho": 10.82, "L": 0.5, "delta": 1e-5}
+    ablations = [{"dataset": "fashion_mnist", "seed": 0, "T": 100, "paper_column": "mnist", "baseline": baseline,
+                  "streams": [{"stream": k, "rrdu": _rec(rrdu_asr), "finetune": _rec(20.0 + k)} for k in range(3)],
+                  "sweeps": {"epsilon": sweep("epsilon", (0.1, 0.5, 2.0, 10.0), eps_tails),
+                             "rho": sweep("rho", (5.0, 50.0), (8.0, 8.0)),
+                             "delta": sweep("delta", (1e-4,), (8.5,)), "L": sweep("L", (0.1, 1.0), (8.0, 9.0))},
+                  "baselines": {"finetune": _rec(20.0), "ddp": _rec(35.0, clean=85.0),
+                                "dpsgd": _rec(60.0, clean=80.0)},
+                  "scratch": {"marks": {"100": {"asr": 7.4, "clean": 91.0, "tail_mean": 7.5}}}}]
+    return seeds, ablations
+
+
+def _status(table: pd.DataFrame, start: str) -> str:
+    return table[table.claim.str.startswith(start)].status.item()
+
+
+def test_claims_hold_or_fail_where_the_original_carried_the_backdoor():
+    table = report.claims(*_results())
+    assert _status(table, "RR-DU's final ASR within 3 points of scratch's") == cl.HOLDS
+    assert _status(table, "final ASR: RR-DU <= fine-tuning + 2") == cl.HOLDS
+    assert _status(table, "ASR non-increasing as epsilon grows") == cl.HOLDS
+    assert _status(table, "p = 1 collapses") == cl.HOLDS
+    table = report.claims(*_results(rrdu_asr=30.0, eps_tails=(30.0, 40.0, 9.0, 8.0)))
+    assert _status(table, "RR-DU's final ASR within 3 points of scratch's") == cl.FAILS
+    assert _status(table, "ASR non-increasing as epsilon grows") == cl.FAILS  # 30 -> 40 between movable points
+
+
+def test_forgetting_claims_are_not_testable_when_the_original_did_not_carry_the_backdoor():
+    table = report.claims(*_results(original_asr=20.0))
+    assert _status(table, "the backdoor is learned before unlearning") == cl.FAILS
+    row = table[table.claim.str.startswith("RR-DU's final ASR within 3")].iloc[0]
+    assert row.status == cl.NOT_TESTABLE and "original 20 % against 7.4 %" in row.reason
+    assert _status(table, "RR-DU's final clean accuracy within 1 point") in cl.INFORMATIVE  # needs no backdoor
+
+
+def test_a_trend_whose_points_sit_at_the_scratch_floor_is_uninformative():
+    table = report.claims(*_results(eps_tails=(9.0, 8.0, 8.0, 8.0)))
+    row = table[table.claim.str.startswith("ASR non-increasing as epsilon grows")].iloc[0]
+    assert row.status == cl.UNINFORMATIVE and "within 3 points of scratch's ASR 7.4" in row.reason
+    assert _status(table, "ASR non-increasing as rho grows") == cl.UNINFORMATIVE
+    assert "informative claims hold" in cl.headline(table.status)
