@@ -5,7 +5,9 @@ and glibc's libm floating point; a short training amplifies them like a new seed
 variable when it loads that pins its code path. `SETTINGS` names the ones this project measures
 (tests/regression/README.md); `portable` is a path every x86-64-v2 CPU has, under which the regression computes:
 
-    env $(python -m unlearning.isa portable) snakemake --cores all    # the bits of the golden files, on any x86 CPU
+    env $(python -m unlearning.isa portable) snakemake --cores all    # the golden files' bits
+
+tests/regression/isa_probe.py checks, operation by operation, that a machine computes the recorded bits under it.
 """
 
 from __future__ import annotations
