@@ -15,7 +15,8 @@ def _rec(asr: float, clean: float = 90.0, tail: float | None = None, **extra) ->
             **extra}
 
 
-def _results(original_asr: float = 96.0, rrdu_asr: float = 8.0, eps_tails=(60.0, 30.0, 9.0, 8.0)):
+def _results(original_asr: float = 96.0, rrdu_asr: float = 8.0, eps_tails=(60.0, 30.0, 9.0, 8.0),
+             stream_tails=(8.0, 8.0, 8.0)):
     """One seed's original, Table 3 and the ablations of a stand-in, scratch at 7.4 % ASR."""
     seeds = [{"dataset": "fashion_mnist", "seed": 0, "paper_column": "mnist",
               "original": {"final": {"asr": original_asr, "clean": 91.0}},
@@ -26,7 +27,8 @@ def _results(original_asr: float = 96.0, rrdu_asr: float = 8.0, eps_tails=(60.0,
                                        "clipped": key == "L"} for v, t in zip(vals, tails)]
     baseline = {**_rec(rrdu_asr), "epsilon": 1.0, "rho": 10.82, "L": 0.5, "delta": 1e-5}
     ablations = [{"dataset": "fashion_mnist", "seed": 0, "T": 100, "paper_column": "mnist", "baseline": baseline,
-                  "streams": [{"stream": k, "rrdu": _rec(rrdu_asr), "finetune": _rec(20.0 + k)} for k in range(3)],
+                  "streams": [{"stream": k, "rrdu": _rec(rrdu_asr, tail=t), "finetune": _rec(20.0 + k)}
+                              for k, t in enumerate(stream_tails)],
                   "sweeps": {"epsilon": sweep("epsilon", (0.1, 0.5, 2.0, 10.0), eps_tails),
                              "rho": sweep("rho", (5.0, 50.0), (8.0, 8.0)),
                              "delta": sweep("delta", (1e-4,), (8.5,)), "L": sweep("L", (0.1, 1.0), (8.0, 9.0))},
@@ -65,3 +67,16 @@ def test_a_trend_whose_points_sit_at_the_scratch_floor_is_uninformative():
     assert row.status == cl.UNINFORMATIVE and "within 3 points of scratch's ASR 7.4" in row.reason
     assert _status(table, "ASR non-increasing as rho grows") == cl.UNINFORMATIVE
     assert "informative claims hold" in cl.headline(table.status)
+
+
+def test_a_sweep_within_what_a_change_of_stream_does_is_uninformative():
+    """One stream per sweep value: where the baseline's last-hops ASR moves by 40 points between streams, a sweep
+    spanning 30 cannot show a trend, and a rise smaller than that spread does not fail one."""
+    table = report.claims(*_results(eps_tails=(40.0, 30.0, 20.0, 12.0), stream_tails=(10.0, 50.0, 20.0)))
+    row = table[table.claim.str.startswith("ASR non-increasing as epsilon grows")].iloc[0]
+    assert row.status == cl.UNINFORMATIVE and "within the 40.0 a change of unlearning stream" in row.reason
+    assert _status(table, "delta in [1e-6, 1e-4] has no visible effect") == cl.UNINFORMATIVE  # 40 > 2 points
+    table = report.claims(*_results(eps_tails=(60.0, 30.0, 35.0, 12.0), stream_tails=(8.0, 14.0, 10.0)))
+    assert _status(table, "ASR non-increasing as epsilon grows") == cl.HOLDS  # 30 -> 35 is within 6
+    table = report.claims(*_results(eps_tails=(60.0, 30.0, 45.0, 12.0), stream_tails=(8.0, 14.0, 10.0)))
+    assert _status(table, "ASR non-increasing as epsilon grows") == cl.FAILS  # 30 -> 45 is beyond it

@@ -328,16 +328,21 @@ def _tails(recs: list[dict]) -> list[float]:
     return [(r.get("summary") or {}).get("tail_mean", r["final"]["asr"]) for r in recs]
 
 
-def _trend(points: list[tuple[float, float]], floor: float) -> tuple[bool | None, float, str | None]:
+def _trend(points: list[tuple[float, float]], floor: float, noise: float) -> tuple[bool | None, float, str | None]:
     """ASR non-increasing as the value grows, judged on the points that can move (more than FLOOR_MARGIN above
-    the scratch floor): (holds, the largest rise, why it cannot fail here or None)."""
+    the scratch floor), a rise counting only beyond `noise` (what a change of unlearning stream moves the baseline):
+    (holds, the largest rise, why it cannot fail here or None)."""
     keep = cl.movable([a for _, a in points], floor, FLOOR_MARGIN)
     moving = [(v, a) for v, a in points if a in keep]
     if len(moving) < 2:
         return None, 0.0, (f"{len(points) - len(moving)} of {len(points)} points lie within {FLOOR_MARGIN:g} points "
                            f"of scratch's ASR {floor:.1f}, where no trend can show")
+    span = max(a for _, a in moving) - min(a for _, a in moving)
     rises = [b[1] - a[1] for a, b in zip(moving, moving[1:])]
-    return max(rises) <= 0, max(rises), None
+    if span <= noise:
+        return None, max(rises), (f"the points that can move span {span:.1f} points, within the {noise:.1f} a change "
+                                  "of unlearning stream moves the baseline (one stream per sweep value)")
+    return max(rises) <= noise, max(rises), None
 
 
 def claims(seeds: list[dict], ablations: list[dict]) -> pd.DataFrame:
@@ -395,34 +400,43 @@ def claims(seeds: list[dict], ablations: list[dict]) -> pd.DataFrame:
                            f"RR-DU {rr_clean:.2f}, DDP {ddp['clean']:.2f}, DP-SGD {dp['clean']:.2f}",
                            cl.judge(rr_clean > best), "headline, Fig. 1 (ii); spec note 6", rr_clean - best))
         base_tail = _tails([a["baseline"]])[0]
+        stream_tails = _tails(rr)
+        noise = max(stream_tails) - min(stream_tails)  # what a change of unlearning stream moves the baseline
+        said = f" (rises within the streams' spread {noise:.1f} allowed)"
         for key, label, source in (("epsilon", "epsilon", "Table 16; spec note 1"),
                                    ("rho", "rho", "Table 14; spec note 1")):
             points = sorted([(x["value"], _tails([x])[0]) for x in a["sweeps"][key] if not x["is_baseline"]] +
                             [(a["baseline"][key], base_tail)])
-            ok, rise, why = _trend(points, floor)
+            ok, rise, why = _trend(points, floor, noise)
             rows.append(cl.row(d, f"ASR non-increasing as {label} grows (last-hops mean)",
-                               "; ".join(f"{v:g}: {t:.1f}" for v, t in points),
-                               cl.judge(ok, [carried], why), source, -rise))
+                               "; ".join(f"{v:g}: {t:.1f}" for v, t in points) + said,
+                               cl.judge(ok, [carried], why), source, noise - rise))
         eps = sorted([(x["value"], _tails([x])[0]) for x in a["sweeps"]["epsilon"] if not x["is_baseline"]] +
                      [(a["baseline"]["epsilon"], base_tail)])
         top = max(t for _, t in eps)
-        why = (None if eps[0][1] > floor + FLOOR_MARGIN or top > floor + FLOOR_MARGIN else
-               f"every epsilon's ASR lies within {FLOOR_MARGIN:g} points of scratch's {floor:.1f}")
+        span = top - min(t for _, t in eps)
+        why = (f"every epsilon's ASR lies within {FLOOR_MARGIN:g} points of scratch's {floor:.1f}"
+               if eps[0][1] <= floor + FLOOR_MARGIN and top <= floor + FLOOR_MARGIN else
+               f"the epsilons' ASRs span {span:.1f} points, within the streams' spread {noise:.1f}"
+               if span <= noise else None)
         rows.append(cl.row(d, "epsilon = 0.1 leaves the highest ASR (last-hops mean)",
-                           f"epsilon {eps[0][0]:g}: {eps[0][1]:.1f} (highest {top:.1f})",
-                           cl.judge(eps[0][1] >= top, [carried], why), "Table 16", eps[0][1] - top))
+                           f"epsilon {eps[0][0]:g}: {eps[0][1]:.1f} (highest {top:.1f})" + said,
+                           cl.judge(eps[0][1] >= top - noise, [carried], why), "Table 16", eps[0][1] + noise - top))
+        coarse = (f"a change of unlearning stream moves the baseline by {noise:.1f} points, more than the 2-point "
+                  "effect the claim is about" if noise > 2 else None)
         deltas = [(x["value"], _tails([x])[0]) for x in a["sweeps"]["delta"]]
         worst = max(abs(t - base_tail) for _, t in deltas)
         rows.append(cl.row(d, "delta in [1e-6, 1e-4] has no visible effect (last-hops mean within 2 points of the "
                            "baseline's)", "; ".join(f"{x:g}: {t:.1f}" for x, t in deltas) +
-                           f" (baseline {base_tail:.1f})", cl.judge(worst <= 2, [carried]),
+                           f" (baseline {base_tail:.1f})", cl.judge(worst <= 2, [carried], coarse),
                            "Table 17; spec note 6", 2 - worst))
         Ls = [(x["value"], _tails([x])[0]) for x in a["sweeps"]["L"] if not x["is_baseline"]]
         if Ls:
             width = max(t for _, t in Ls) - min(t for _, t in Ls)
             rows.append(cl.row(d, "L barely matters on the MNIST column (last-hops mean ASR spread over the clipped "
                                "L rows <= 2 points)", "; ".join(f"{x:g}: {t:.1f}" for x, t in Ls),
-                               cl.judge(width <= 2, [carried]), "Table 15 (MNIST 10.2-10.4); spec note 6", 2 - width))
+                               cl.judge(width <= 2, [carried], coarse), "Table 15 (MNIST 10.2-10.4); spec note 6",
+                               2 - width))
         by_p = _by_p(runs)
         pairs = [(f["first_round_asr_le_15"], z["first_round_asr_le_15"])
                  for f, z in zip(by_p.get(0.1, []), by_p.get(0.0, []))]
