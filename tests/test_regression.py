@@ -158,27 +158,32 @@ def reported_cdfl(results_dir: Path) -> dict:
 
 def reported_rrdu(results_dir: Path) -> dict:
     """RR-DU's numbers (results/rrdu/<dataset>/), clean accuracy and ASR in % over the quick 500 test and 500
-    triggered images: each seed's original and Table 3 (per p, and per other semantics); the ablation seed's
-    baseline RR-DU run, every sweep value, the baselines and the scratch retraining."""
+    triggered images: each seed's original and Table 3 per p and unlearning stream (and per other semantics); the
+    ablation seed's baseline RR-DU run and fine-tuning on every stream (with the mean ASR over the last hops), every
+    sweep value, spec A1's one-epoch reading, DDP, DP-SGD and the scratch retraining."""
     out = {}
     pick = lambda final: {"clean": final["clean"], "asr": final["asr"]}  # noqa: E731
+    walk = lambda rec: {**pick(rec["final"]), "asr_tail": rec["summary"]["tail_mean"]}  # noqa: E731
     for folder in sorted(p for p in results_dir.iterdir() if p.is_dir()):
         ds = folder.name
         for path in sorted(folder.glob("seed*.json")):
             r = json.loads(path.read_text())
             cell = f"{ds}.s{r['seed']}"
             out[f"{cell}.original"] = pick(r["original"]["final"])
-            out.update({f"{cell}.table3.p={t['p']:g}": pick(t["final"]) for t in r["table3"]})
-            out.update({f"{cell}.table3.{t['semantics']}.p={t['p']:g}": pick(t["final"])
+            out.update({f"{cell}.table3.p={t['p']:g}.stream={t['stream']}": walk(t) for t in r["table3"]})
+            out.update({f"{cell}.table3.{t['semantics']}.p={t['p']:g}.stream={t['stream']}": walk(t)
                         for t in r.get("table3_semantics", [])})
         ablations = folder / "ablations.json"
         if ablations.is_file():
             a = json.loads(ablations.read_text())
             cell = f"{ds}.s{a['seed']}"
-            out[f"{cell}.baseline"] = pick(a["baseline"]["final"])
-            out.update({f"{cell}.{key}={rec['value']:g}": pick(rec["final"]) for key, recs in a["sweeps"].items()
+            for st in a["streams"]:
+                out[f"{cell}.baseline.stream={st['stream']}"] = walk(st["rrdu"])
+                out[f"{cell}.finetune.stream={st['stream']}"] = walk(st["finetune"])
+            out.update({f"{cell}.{key}={rec['value']:g}": walk(rec) for key, recs in a["sweeps"].items()
                         for rec in recs})
-            out.update({f"{cell}.{name}": pick(b["final"]) for name, b in a["baselines"].items()})
+            out.update({f"{cell}.epoch.{rec['run']}": walk(rec) for rec in a["sensitivity"]})
+            out.update({f"{cell}.{name}": pick(a["baselines"][name]["final"]) for name in ("ddp", "dpsgd")})
             out.update({f"{cell}.scratch.hops={h}": pick(m) for h, m in a["scratch"]["marks"].items()})
     return out
 
