@@ -140,10 +140,11 @@ def test_end_to_end_runs_rrdu(two_runs):
                     "Cost", "Missing", "Choices where the paper is silent"):
         assert heading in report
     seed = json.loads((a / "results" / "rrdu" / "synthetic" / "seed0.json").read_text())
-    assert [r["p"] for r in seed["table3"]] == [0.0, 1.0] and seed["original"]["hops"] == 3
-    assert seed["table3"][0]["u_visits"] == 0 and seed["table3"][1]["u_visits"] == 4  # p = 0 never visits u
+    assert seed["original"]["hops"] == 3  # Table 3: each p over the tiny config's 2 unlearning streams
+    runs = [(r["p"], r["stream"], r["u_visits"]) for r in seed["table3"]]
+    assert runs == [(0.0, 0, 0), (0.0, 1, 0), (1.0, 0, 4), (1.0, 1, 4)]  # p = 0 never visits u, p = 1 every hop
     fresh = seed["table3_semantics"]  # Table 3 again under adam_fresh, the same routing: the same visits
-    assert [(r["semantics"], r["p"], r["u_visits"]) for r in fresh] == [("adam_fresh", 0.0, 0), ("adam_fresh", 1.0, 4)]
+    assert [(r["semantics"], r["p"], r["stream"], r["u_visits"]) for r in fresh] == [("adam_fresh", *r) for r in runs]
     assert "under the other optimizer semantics" in report
     ablations = json.loads((a / "results" / "rrdu" / "synthetic" / "ablations.json").read_text())
     assert set(ablations["sweeps"]) == {"rho", "L", "epsilon", "delta"}

@@ -347,7 +347,7 @@ def test_a_forget_request_naming_absent_users_is_refused():
 
 def test_a_diverging_lissa_leaves_cns_cells_missing_with_the_reason(tmp_path):
     """CNS's LiSSA estimate failing (a scale far too small) is CNS's result, not a stopped job: its unlearned cells
-    show as missing with the reason, its learning is kept, and the claim against it is not computed."""
+    show as missing with the reason, its learning is kept, and the claim against it is not testable."""
     from unlearning.experiments.r2d import report
 
     params = yaml.safe_load((ROOT / "tests" / "config" / "tiny.yaml").read_text())
@@ -370,7 +370,7 @@ def test_a_diverging_lissa_leaves_cns_cells_missing_with_the_reason(tmp_path):
     assert row.status.startswith("missing: CNS's LiSSA") and pd.isna(row.test_error)
     claims = pd.read_csv(tmp_path / "report" / "claims.csv")
     beats = claims[claims.claim.str.contains("beats CNS")].iloc[0]
-    assert beats.status == "not computed" and "diverged" in beats.detail
+    assert beats.status == "not testable" and "CNS not computed" in beats.reason and "diverged" in beats.reason
 
     # the stable scale (the regulariser's curvature, far above 1e-6) makes the same Newton step finite
     params["r2d"]["cns"]["lissa"]["stable_scale"] = True

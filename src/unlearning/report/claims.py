@@ -12,8 +12,12 @@ Headlines count the informative verdicts (holds, fails) only and list the rest b
 
 from __future__ import annotations
 
+import math
+import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
+
+from scipy import stats
 
 HOLDS, FAILS, NOT_TESTABLE, UNINFORMATIVE = "holds", "fails", "not testable", "uninformative"
 KINDS = (HOLDS, FAILS, NOT_TESTABLE, UNINFORMATIVE)
@@ -37,9 +41,68 @@ def carried(original: float, reference: float, margin: float, what: str, unit: s
                                f"(gap {gap:.4g}{unit}, needs > {margin:g}{unit})")
 
 
+def carried_paired(gaps: list[float], margin: float, what: str, alpha: float = 0.05) -> Check:
+    """The original carried what is removed, paired over seeds: `gaps` holds each seed's original-minus-reference
+    effect (signed so that carrying is positive). The mean gap must exceed `margin`, and with two or more seeds a
+    one-sided paired t-test must reject "no effect" at `alpha`; one seed gives no test, only the margin."""
+    mean = statistics.fmean(gaps)
+    text = f"{what}: mean gap {mean:.4g} over {len(gaps)} seed{'s' * (len(gaps) > 1)}"
+    if len(gaps) < 2:
+        return Check(mean > margin, f"{text} (one seed: no paired test; needs > {margin:g})")
+    p = float(stats.ttest_1samp(gaps, 0.0, alternative="greater").pvalue) if statistics.stdev(gaps) > 0 else (
+        0.0 if mean > 0 else 1.0)
+    return Check(mean > margin and p < alpha, f"{text} (per seed {min(gaps):.4g} to {max(gaps):.4g}, paired "
+                                              f"t-test p = {p:.2g}; needs > {margin:g} and p < {alpha:g})")
+
+
+def spread(values: list[float]) -> float | None:
+    """The seeds' spread of a quantity: its standard deviation over seeds (None for one seed)."""
+    return statistics.stdev(values) if len(values) > 1 else None
+
+
 def above(value: float, floor: float, what: str, unit: str = "") -> Check:
     """A metric above a floor (chance, or a level the claim presupposes)."""
     return Check(value > floor, f"{what}: {value:.4g}{unit} (needs > {floor:g}{unit})")
+
+
+def below(value: float, ceiling: float, what: str, unit: str = "") -> Check:
+    """A metric below a ceiling (an error rate below chance)."""
+    return Check(value < ceiling, f"{what}: {value:.4g}{unit} (needs < {ceiling:g}{unit})")
+
+
+def direction(changes: list[float], one_seed_se: float, alpha: float = 0.05) -> tuple[int, str]:
+    """Which way a change moves, seed-robustly: +1 / -1 when a one-sided test rejects "no change" at `alpha` that
+    way (two or more seeds: a t-test on the per-seed changes; one seed: a z-test against `one_seed_se`, the change's
+    standard error from sampling), 0 when neither does. Returns the sign and the statistic in words."""
+    mean = statistics.fmean(changes)
+    if len(changes) > 1:
+        if statistics.stdev(changes) == 0:
+            return (0 if mean == 0 else 1 if mean > 0 else -1), f"mean change {mean:+.4g}, identical over seeds"
+        up = float(stats.ttest_1samp(changes, 0.0, alternative="greater").pvalue)
+        down = float(stats.ttest_1samp(changes, 0.0, alternative="less").pvalue)
+        text = (f"mean change {mean:+.4g} over {len(changes)} seeds (per seed {min(changes):+.4g} to "
+                f"{max(changes):+.4g}; one-sided t-test p = {min(up, down):.2g})")
+    else:
+        z = mean / one_seed_se if one_seed_se > 0 else math.copysign(math.inf, mean) if mean else 0.0
+        up, down = float(stats.norm.sf(z)), float(stats.norm.cdf(z))
+        text = f"change {mean:+.4g}, one seed (sampling standard error {one_seed_se:.3g}, z = {z:.2f})"
+    return (1 if up < alpha else -1 if down < alpha else 0), text
+
+
+def per_seed(changes: list[float], ses: list[float], expected: int, alpha: float = 0.05) -> tuple[bool | None, str]:
+    """A change measured on each seed, each with its own sampling standard error, pooled by Stouffer's z (the
+    seeds' z-scores summed over sqrt(n)): True when the pooled z moves the `expected` way (+1 / -1) at one-sided
+    `alpha` and no seed moves significantly the other way, False when the pooled z moves the other way, None
+    otherwise (within the sampling error, or seeds that contradict each other). Returns it and the numbers."""
+    zs = [c / se if se > 0 else math.copysign(math.inf, c) if c else 0.0 for c, se in zip(changes, ses)]
+    pooled = sum(zs) / math.sqrt(len(zs))
+    crit = float(stats.norm.isf(alpha))
+    text = (f"pooled z {pooled:+.1f} over {len(zs)} seed{'s' * (len(zs) > 1)} (needs beyond {crit:.2f}); per seed "
+            + ", ".join(f"{c:+.3g} (z {z:+.1f})" for c, z in zip(changes, zs)))
+    against = any(expected * z < -crit for z in zs)
+    if expected * pooled > crit and not against:
+        return True, text
+    return (False if expected * pooled < -crit else None), text
 
 
 def not_one_class(top_share: float, what: str, limit: float = 0.95) -> Check:

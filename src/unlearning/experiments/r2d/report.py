@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 from pathlib import Path
 
 import pandas as pd
 
 from ...files import atomic_path
 from ...privacy import r2d_noise as rn
+from ...report import claims as cl
 from ...report import style
 from ...report.compare import NO_PAPER, count_tables, missing_status, read_reference, statuses, verdict, within
 from ...report.index import Summary
@@ -29,7 +31,6 @@ TABLES = ("accounting", "fig1c", "figure1", "table5", "tables8_9", "retrain_nois
 DETERMINISTIC = tuple(t for t in TABLES if t != "timing")
 PAPER_SETS = {"eicu": "eicu", "lacuna": "lacuna100"}   # the paper data set a stand-in's `like` stands for
 STAND_IN = f"stand-in: {NO_PAPER}"
-MONOTONE_SLACK = 0.01      # "error falls as K grows": each step may rise by at most this (seed noise)
 TIME_TOLERANCE = 0.20      # unlearning / learning time within 20 % (relative) of K / T
 FMT = ".4g"
 
@@ -273,62 +274,177 @@ def retrain_noised(runs: list[dict], epsilon: float, missing: dict[str, str]) ->
 
 # ---------------------------------------------------------------------------------------------- claims
 
-def claims(fig: pd.DataFrame, t89: pd.DataFrame, runs: list[dict], epsilon: float) -> pd.DataFrame:
-    """The paper's claims on each stand-in (Section 4.5, Appendix D.2 and the issue's gates)."""
-    rows = []
+CHANCE = 0.5               # balanced error of a binary model at chance
+CHANCE_MARGIN = 0.05       # a model is above chance when its balanced test error is below CHANCE - this
+CLAIM_COLUMNS = ["dataset", *cl.COLUMNS[1:]]
 
-    def add(dataset, claim, holds, detail):
-        rows.append({"dataset": dataset, "claim": claim, "status": "holds" if holds else "fails", "detail": detail})
 
-    for dataset, df in fig.groupby("dataset"):
-        retrain = df[df.rewind >= 1]
-        for eps, g in df[df.rewind < 1].groupby("epsilon"):
-            curve = pd.concat([g.sort_values("rewind"), retrain])
-            errs = curve.test_error.tolist()
-            rises = [b - a for a, b in zip(errs, errs[1:])]
-            add(dataset, f"epsilon {eps:g}: test error falls as K grows (each step up by at most {MONOTONE_SLACK})",
-                all(d <= MONOTONE_SLACK for d in rises),
-                " -> ".join(f"{100 * f:.0f}%: {e:.3f}" for f, e in zip(curve.rewind, errs)))
-        at = df[(df.epsilon == epsilon) & (df.rewind < 1)]
-        if len(at):
-            rise = (at.unlearned_error - at.original_unlearned_error)
-            add(dataset, f"epsilon {epsilon:g}: error on the forgotten users' data rises after unlearning (Fig. 1e, "
-                "mean over rewinds)", rise.mean() > 0,
-                ", ".join(f"{100 * f:.0f}%: {o:.3f} -> {u:.3f}" for f, o, u in
-                          zip(at.rewind, at.original_unlearned_error, at.unlearned_error)))
+def _sampling_se(error: float, n: int) -> float:
+    """The standard error of a difference of two error rates near `error`, each measured on `n` samples: the
+    spread of a change where one seed gives no seeds' spread."""
+    return math.sqrt(2 * error * (1 - error) / n)
+
+
+def _model_checks(metrics: dict, what: str, chance: bool = True) -> list[cl.Check]:
+    """A model is not near one-class (share of positive predictions) and, with `chance`, above chance (balanced
+    test error below CHANCE - CHANCE_MARGIN)."""
+    checks = []
+    if metrics.get("test_predicted_positive") is not None and not pd.isna(metrics["test_predicted_positive"]):
+        p = metrics["test_predicted_positive"]
+        checks.append(cl.not_one_class(max(p, 1 - p), what))
+    if chance:
+        checks.append(cl.below(metrics["balanced_test_error"], CHANCE - CHANCE_MARGIN,
+                               f"{what}: balanced test error"))
+    return checks
+
+
+def _by_cell(runs: list[dict]) -> dict[tuple, list[tuple[dict, dict]]]:
+    """(rewind, epsilon) -> each seed's (unlearned, noised original) metrics, in the runs' order."""
+    out: dict[tuple, list] = {}
     for r in runs:
-        orig, re = r["noiseless"]["original"], r["noiseless"].get("1")
-        if re is None:
+        for c in r["cells"]:
+            out.setdefault((c["rewind"], c["epsilon"]), []).append((c["unlearned"], c["original"]))
+    return out
+
+
+def _live(cells: dict, rewinds: list[float], eps: float) -> tuple[list[float], cl.Check | None]:
+    """The rewinds whose every seed's model is above chance and not near one-class, and the first unmet check."""
+    live, first = [], None
+    for f in rewinds:
+        unmet = [c for u, _ in cells[(f, eps)] for c in _model_checks(u, f"R2D at {100 * f:.0f} %") if not c.ok]
+        if unmet:
+            first = first or unmet[0]
+        else:
+            live.append(f)
+    return live, first
+
+
+def _verdict(test: bool | None, text: str, pre: list[cl.Check]) -> tuple[str, str]:
+    """Holds / fails on a pooled per-seed outcome (`cl.per_seed`), uninformative when it is None; preconditions
+    first."""
+    status, met = cl.judge(test, pre, None if test is not None else
+                           f"no seed-robust change: {text}")
+    if status in cl.INFORMATIVE:
+        return status, f"{text}; {met}" if met else text
+    return status, met
+
+
+def claims(runs: list[dict], t89: pd.DataFrame, epsilon: float) -> pd.DataFrame:
+    """The paper's claims on each stand-in (Section 4.5, Appendix D.2), on the shared claim helper.
+
+    A trend is judged per seed on its partial rewinds (the noiseless retrain that ends each curve is never a point)
+    whose models are above chance and not near one-class, from the first such rewind to the last, on the seeds whose
+    curve can move (it starts above the retrain's error); the seeds' changes are pooled against their sampling
+    errors (`cl.per_seed`: Stouffer's z, no seed significantly against). Forgetting
+    claims need the original to have carried the forgotten users (paired over seeds); "beats" needs a winner above
+    chance, no near-one-class model and a margin beyond twice the sampling error of the test set."""
+    rows = []
+    by_dataset: dict[str, list[dict]] = {}
+    for r in runs:
+        by_dataset.setdefault(r["dataset"], []).append(r)
+    for dataset, rs in sorted(by_dataset.items()):
+        n_test, m = rs[0]["test"], min(r["m"] for r in rs)
+        seeds = f"{len(rs)} seed{'s' * (len(rs) > 1)}"
+        pairs = [(r["noiseless"]["original"]["unlearned_error"], r["noiseless"]["1"]["unlearned_error"])
+                 for r in rs if "1" in r["noiseless"]]
+        carried = cl.carried_paired([re - o for o, re in pairs], 2 / m,
+                                    "retrain's minus the original's error on the forgotten users") if pairs else None
+        rows.append(cl.row(dataset, f"the original carried the forgotten users: its error on them lower than the "
+                           f"noiseless retrain's by more than 2 of m = {m} samples, paired over {seeds}",
+                           ", ".join(f"{o:.3f} vs {re:.3f}" for o, re in pairs),
+                           cl.judge(None) if carried is None else (cl.HOLDS if carried.ok else cl.FAILS,
+                                                                    carried.what),
+                           "precondition of Fig. 1(e)"))
+        cells = _by_cell(rs)
+
+        def mean_of(f: float, eps: float, key: str, which: int = 0) -> float:
+            return statistics.fmean(pair[which][key] for pair in cells[(f, eps)])
+
+        for eps in sorted({e for _, e in cells}):
+            partial = sorted(f for f, e in cells if e == eps and f < 1)
+            claim = (f"epsilon {eps:g}: test error falls as K grows (each seed from its first to its last partial "
+                     "rewind whose model is above chance; the retrain endpoint excluded)")
+            curve = " -> ".join(f"{100 * f:.0f}%: {mean_of(f, eps, 'test_error'):.3f}" for f in partial)
+            changes, ses, at_floor, unmet = [], [], 0, None
+            for k, r in enumerate(rs):  # each seed's own curve, on its models above chance and not one-class
+                live = []
+                for f in partial:
+                    bad = [c for c in _model_checks(cells[(f, eps)][k][0], f"seed {r['seed']}, R2D at {100 * f:.0f} %")
+                           if not c.ok]
+                    unmet = unmet or (bad[0] if bad else None)
+                    live += [] if bad else [f]
+                if len(live) < 2:
+                    continue
+                first, last = (cells[(f, eps)][k][0]["test_error"] for f in (live[0], live[-1]))
+                floor = r["noiseless"]["1"]["test_error"] if "1" in r["noiseless"] else 0.0
+                if first <= floor + 2 * _sampling_se(floor, n_test):
+                    at_floor += 1  # the curve starts at the retrain's error: nothing left to fall
+                else:
+                    changes.append(last - first)
+                    ses.append(_sampling_se(first, n_test))
+            if not changes:
+                verdict = ((cl.UNINFORMATIVE, f"every seed's curve starts within twice the sampling error of its "
+                                              f"noiseless retrain's test error ({at_floor} of {len(rs)})")
+                           if at_floor else (cl.NOT_TESTABLE, f"no seed has two partial rewinds whose models are above "
+                                                              f"chance and not near one-class; " + (
+                                                                  f"first unmet: {unmet.what}" if unmet else
+                                                                  f"{len(partial)} partial rewind(s) run")))
+                rows.append(cl.row(dataset, claim, curve, verdict, "Fig. 1(a), Sec. 4.5"))
+                continue
+            test, text = cl.per_seed(changes, ses, -1)
+            moving = f"{len(changes)} of {len(rs)} seeds can move ({at_floor} start at their retrain's error)"
+            rows.append(cl.row(dataset, claim, f"{curve}; {moving}", _verdict(test, text, []),
+                               "Fig. 1(a), Sec. 4.5", -max(changes)))
+        at = sorted(f for f, e in cells if e == epsilon and f < 1)
+        if not at:
             continue
-        # beyond sampling noise: two forget samples' worth of error, or CARRIED_AUC of attack AUC
-        carried = orig["unlearned_error"] <= re["unlearned_error"] - 2 / r["m"] or (
-            orig.get("mia_auc") is not None and re.get("mia_auc") is not None
-            and orig["mia_auc"] >= re["mia_auc"] + CARRIED_AUC)
-        add(r["dataset"], f"seed {r['seed']}: the original model carried the forget set (its error on it lower by "
-            f"at least 2 of the m = {r['m']} samples, or its MIA AUC higher by at least {CARRIED_AUC:g}, than the "
-            "retrain without it)", carried,
-            f"error on Z {orig['unlearned_error']:.3f} (original) vs {re['unlearned_error']:.3f} (retrain); MIA "
-            f"{_fmt(orig.get('mia_auc'))} vs {_fmt(re.get('mia_auc'))}")
-    for dataset in sorted(set(t89[t89.status == STAND_IN].dataset)):  # the stand-ins, missing cells included
+        claim = (f"epsilon {epsilon:g}: error on the forgotten users' data rises after unlearning (from the noised "
+                 "original's; partial rewinds whose models are above chance, mean over them)")
+        measured = ", ".join(f"{100 * f:.0f}%: {mean_of(f, epsilon, 'unlearned_error', 1):.3f} -> "
+                             f"{mean_of(f, epsilon, 'unlearned_error'):.3f}" for f in at)
+        live, unmet = _live(cells, at, epsilon)
+        pre = [carried] if carried else []
+        if not live:
+            pre.append(cl.Check(False, f"no partial rewind has every seed's model above chance and not near "
+                                       f"one-class; first unmet: {unmet.what}"))
+            rows.append(cl.row(dataset, claim, measured, cl.judge(None, pre), "Fig. 1(e)"))
+            continue
+        rises, ses = [], []
+        for k, r in enumerate(rs):  # each seed's mean rise over the live rewinds, against its sampling error on m
+            pairs_k = [cells[(f, epsilon)][k] for f in live]
+            rises.append(statistics.fmean(u["unlearned_error"] - o["unlearned_error"] for u, o in pairs_k))
+            ses.append(_sampling_se(statistics.fmean(o["unlearned_error"] for _, o in pairs_k), r["m"]))
+        test, text = cl.per_seed(rises, ses, +1)
+        rows.append(cl.row(dataset, claim, f"{measured} (judged on {', '.join(f'{100 * f:.0f}%' for f in live)})",
+                           _verdict(test, text, pre), "Fig. 1(e)", min(rises)))
+    for dataset in sorted(set(t89[t89.status == STAND_IN].dataset)):  # R2D against CNS (Tables 8-9's seed)
         df = t89[t89.dataset == dataset]
-        cns = df[df.algorithm == "cns"]
-        r2d = df[(df.algorithm == "r2d") & (df.rewind >= 0.41)]
-        if not cns.empty and cns.iloc[0].status != STAND_IN:
-            rows.append({"dataset": dataset, "claim": f"epsilon {epsilon:g}: R2D at >= 41 % rewind beats CNS on "
-                         "balanced test error", "status": "not computed", "detail": cns.iloc[0].status})
-            continue
+        cns, r2d = df[df.algorithm == "cns"], df[(df.algorithm == "r2d") & (df.rewind >= 0.41) & (df.rewind < 1)]
         if cns.empty or r2d.empty:
             continue
+        claim = f"epsilon {epsilon:g}: R2D at >= 41 % rewind (partial rewinds) beats CNS on balanced test error"
         c = cns.iloc[0]
-        collapsed = " (CNS predicts one class on the test set)" if c.one_class else ""
-        wins = [(f, e) for f, e in zip(r2d.rewind, r2d.balanced_test_error)]
-        add(dataset, f"epsilon {epsilon:g}: R2D at >= 41 % rewind beats CNS on balanced test error{collapsed}",
-            all(e < c.balanced_test_error for _, e in wins),
-            f"CNS {c.balanced_test_error:.3f}; R2D " + ", ".join(f"{100 * f:.0f}%: {e:.3f}" for f, e in wins))
-    return pd.DataFrame(rows, columns=["dataset", "claim", "status", "detail"])
-
-
-CARRIED_AUC = 0.05  # an attack AUC this much above the retrain's counts as the original carrying the forget set
+        if c.status != STAND_IN:
+            rows.append(cl.row(dataset, claim, "", (cl.NOT_TESTABLE, f"CNS not computed: {c.status}"), "Tables 8-9"))
+            continue
+        measured = f"CNS {c.balanced_test_error:.3f}; R2D " + ", ".join(
+            f"{100 * f:.0f}%: {e:.3f}" for f, e in zip(r2d.rewind, r2d.balanced_test_error))
+        pre = [ch for _, x in r2d.iterrows() for ch in _model_checks(x, f"R2D at {100 * x.rewind:.0f} %")]
+        loser = _model_checks(c, "CNS", chance=False)  # CNS may sit at chance (its noise): that is what is tested
+        trivial = next((f"{ch.what}: any model above chance beats it" for ch in loser if not ch.ok), None)
+        se = _sampling_se(c.balanced_test_error, by_dataset[dataset][0]["test"] if dataset in by_dataset else 1)
+        gaps = [c.balanced_test_error - e for e in r2d.balanced_test_error]
+        if all(g > 2 * se for g in gaps):
+            test, why = True, None
+        elif any(g < -2 * se for g in gaps):
+            test, why = False, None
+        else:
+            test, why = None, f"a margin within twice the sampling error {se:.3g} of the test set"
+        status, met = cl.judge(test, pre, trivial or why)
+        reason = f"smallest margin {min(gaps):+.4g} against twice the sampling error {2 * se:.3g}; {met}" if (
+            status in cl.INFORMATIVE) else met
+        rows.append(cl.row(dataset, claim, measured, (status, reason), "Tables 8-9", min(gaps) - 2 * se))
+    return pd.DataFrame(rows, columns=cl.COLUMNS).rename(columns={"subject": "dataset"})[CLAIM_COLUMNS]
 
 
 def _fmt(x) -> str:
@@ -475,10 +591,10 @@ def write_report(params: dict, results: list[str], baseline_files: list[str], ti
     acc, f1c, fig = accounting(cfg), fig1c(cfg), figure1(runs)
     t5, t89 = table5(runs, baselines, missing), tables8_9(runs, baselines, eps, missing)
     rn_table = retrain_noised(runs, eps, missing)
-    cl = claims(fig, t89, runs, eps) if len(fig) else pd.DataFrame(columns=["dataset", "claim", "status", "detail"])
+    verdicts = claims(runs, t89, eps) if runs else pd.DataFrame(columns=CLAIM_COLUMNS)
     tm = timing(runs, baselines, run_times, base_times, missing)
     tables = {"accounting": acc, "fig1c": f1c, "figure1": fig, "table5": t5, "tables8_9": t89,
-              "retrain_noised": rn_table, "timing": tm, "claims": cl}
+              "retrain_noised": rn_table, "timing": tm, "claims": verdicts}
     for name, df in tables.items():
         with atomic_path(out / f"{name}.csv") as tmp:
             df.to_csv(tmp, index=False, float_format="%.6g")
@@ -520,7 +636,13 @@ def write_report(params: dict, results: list[str], baseline_files: list[str], ti
     page.heading("Tables 2 and 7: wall time (learning = the training epochs only)")
     page.table(select(tm, ["dataset", "algorithm", "rewind", "learning_s", "unlearning_s", "unlearning_over_learning",
                            "K_over_T", "learning_over_r2d", "paper_learning", "paper_unlearning", "status"]), FMT)
-    page.heading("The paper's claims on the stand-ins").table(select(cl, ["dataset", "claim", "status", "detail"]))
+    page.heading("The paper's claims on the stand-ins")
+    page.text(f"{cl.headline(verdicts.status)}. A claim is holds or fails only where it could have come out either "
+              "way: trends on the partial rewinds (the noiseless retrain that ends each curve is no point), on models "
+              f"above chance (balanced test error below {CHANCE - CHANCE_MARGIN:g}) and not near one-class (at most "
+              "95 % of predictions in one class), by more than the seeds' spread (one seed: the binomial spread); "
+              "forgetting claims need the original to have carried the forgotten users, paired over seeds.")
+    page.table(select(verdicts, ["dataset", "claim", "measured", "status", "reason"]))
     page.heading("Choices where the paper is silent or inconsistent").bullets(CHOICES)
     if missing:
         page.heading("Data sets not run (their paper cells show as missing)")
@@ -533,6 +655,6 @@ def summary(out_dir: str | Path) -> Summary:
     out = Path(out_dir)
     return Summary("r2d", "Rewind-to-Delete (Mu & Klabjan, 2025)",
                    "the sigma tables and Figure 1(c) at the paper's constants match, and R2D's claims hold on the "
-                   "stand-ins (eICU and Lacuna-100 are offline)", verdict(statuses(out, ("accounting", "fig1c",
-                                                                                       "claims"))),
-                   count_tables(out, TABLES))
+                   "stand-ins (eICU and Lacuna-100 are offline)",
+                   f"{verdict(statuses(out, ('accounting', 'fig1c')))}; claims: "
+                   f"{cl.headline(statuses(out, ('claims',)))}", count_tables(out, TABLES))
