@@ -147,6 +147,41 @@ def test_report_cell_rows_gate_mia_and_gap():
     assert rows["MIA DU"]["status"] == "within"
 
 
+def test_report_class_cells_gate_on_forgetting_and_mia_without_signal_is_uninformative():
+    """Spec note of 2026-11-26 (2, 3): a class-wise cell whose DU keeps class 0 fails to forget whatever its gap,
+    and DU's and RT's MIA are uninformative where the original shows no attack signal."""
+    import pandas as pd
+
+    from unlearning.experiments.cdfl.report import GATE_MIN, cell_rows
+    from unlearning.report.compare import kind, verdict
+
+    def mia(acc):
+        return {"accuracy": acc, "samples": GATE_MIN, "ci_low": acc - 3, "ci_high": acc + 3}
+
+    def cell(seed, du_class0, original_mia):
+        return {"seed": seed, "original": {"test_accuracy": 85.0, "class_accuracy": 80.0}, "granularities": {
+            "class": {"rt": {"best": {"test_accuracy": 84.0, "class_accuracy": 0.0}, "mia": mia(50.0)},
+                      "du": {"after_correction": {"test_accuracy": 80.0, "class_accuracy": 10.0},
+                             "after_finetune": {"test_accuracy": 84.3, "class_accuracy": du_class0},
+                             "diverged": None, "mia": mia(51.0)},
+                      "original": {"mia": mia(original_mia), "forget_accuracy": None}}}}
+
+    ref = pd.DataFrame([{"method": "rt", "test_acc": 84.24, "test_acc_std": 0.16, "mia_acc": 49.5,
+                         "mia_acc_std": 0.2}, {"method": "du", "test_acc": 84.40, "test_acc_std": 0.23,
+                                               "mia_acc": 50.0, "mia_acc_std": 0.6}])
+    rows = {r["metric"]: r for r in cell_rows([cell(0, 2.0, 60.0), cell(1, 28.7, 60.0)], "class", ref)}
+    gap = rows["DU - RT gap"]["status"]  # a gap within 2 points of the paper's, but seed 1 kept class 0
+    assert gap.startswith("outside (fails to forget: seed 1: DU keeps 28.7 % of class 0, RT 0.0 %")
+    assert "the gap alone: within" in gap and kind(gap) == "outside"
+    assert rows["MIA DU"]["status"] == "within"  # the original shows a signal (57-63)
+    rows = {r["metric"]: r for r in cell_rows([cell(0, 2.0, 50.5), cell(1, 3.0, 49.8)], "class", ref)}
+    assert rows["DU - RT gap"]["status"] == "within"  # every seed forgot
+    assert rows["MIA DU"]["status"].startswith("uninformative: the original model shows no attack signal")
+    assert kind(rows["MIA RT"]["status"]) == "uninformative"
+    statuses = [r["status"] for r in rows.values() if "status" in r]
+    assert verdict(statuses) == "yes (2 of 2); 2 uninformative"  # RT and gap count; the MIA cells beside them
+
+
 def test_mia_of_a_model_with_non_finite_outputs_is_missing_with_its_reason(tiny):
     import torch
 

@@ -86,7 +86,8 @@ def test_front_page_leads_to_every_report(two_runs):
         assert page.count("src='data:image/png;base64,") == (a / "reports" / paper / "index.md").read_text().count("![")
     header = next(line for line in front.splitlines() if line.startswith("| paper"))
     assert [c.strip() for c in header.strip("|").split("|")] == ["paper", "within", "outside", "missing",
-                                                                  "no paper value", "headline claim", "holds here"]
+                                                                  "no paper value", "uninformative", "not testable",
+                                                                  "headline claim", "holds here"]
 
 
 def test_end_to_end_runs_sglu(two_runs):

@@ -1,8 +1,10 @@
 """Paper against ours, for every paper: the reference CSVs, the status of a cell, and the counts of a report.
 
 A cell's status is one of: `within` (our number is within the stated tolerance of the paper's), `outside`,
-`missing: <reason>` (we could not compute it, and say why), `no paper value` (the paper prints none); other
-statuses (a reference row, a claim not tested) are not counted.
+`missing: <reason>` (we could not compute it, and say why), `no paper value` (the paper prints none),
+`uninformative: <why>` (the comparison cannot fail here, e.g. an attack without signal on the original) or
+`not testable: <which precondition>`; other statuses (a reference row, a diagnostic) are not counted. Headlines
+count the informative cells (within / outside, holds / fails) and list the rest beside them.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ import pandas as pd
 
 REFERENCE = Path(__file__).resolve().parents[3] / "reference"
 WITHIN, OUTSIDE, NO_PAPER = "within", "outside", "no paper value"
-COUNTED = (WITHIN, OUTSIDE, "missing", NO_PAPER)
+UNINFORMATIVE, NOT_TESTABLE = "uninformative", "not testable"
+COUNTED = (WITHIN, OUTSIDE, "missing", NO_PAPER, UNINFORMATIVE, NOT_TESTABLE)
 
 
 def read_reference(paper: str, table: str, **read_csv) -> pd.DataFrame:
@@ -71,9 +74,16 @@ def count_tables(folder: Path, tables: Iterable[str]) -> dict[str, int]:
 
 def verdict(statuses: Iterable[str], good: tuple[str, ...] = (WITHIN, "holds"),
             bad: tuple[str, ...] = (OUTSIDE, "fails")) -> str:
-    """Whether a headline claim holds over the cells that test it: yes / no (how many fail) / not computed."""
-    tested = [s for s in statuses if s in good or s in bad]
-    failed = sum(s in bad for s in tested)
+    """Whether a headline claim holds over the informative cells that test it: yes / no (how many fail) / not
+    computed, with the uninformative and not-testable cells listed beside it. A status counts as bad when it is
+    one of `bad` or an outside cell with its reason ("outside (...)"), and good likewise."""
+    statuses = [s for s in statuses if isinstance(s, str)]
+    is_bad = [s in bad or kind(s) == OUTSIDE for s in statuses]
+    tested = [s for s, b in zip(statuses, is_bad) if b or s in good or kind(s) == WITHIN]
+    failed = sum(is_bad)
+    rest = [f"{n} {name}" for name in (UNINFORMATIVE, NOT_TESTABLE)
+            if (n := sum(kind(s) == name or s == name for s in statuses))]
+    beside = f"; {', '.join(rest)}" if rest else ""
     if not tested:
-        return "not computed"
-    return f"yes ({len(tested)} of {len(tested)})" if not failed else f"no ({failed} of {len(tested)} fail)"
+        return "not computed" + beside
+    return (f"yes ({len(tested)} of {len(tested)})" if not failed else f"no ({failed} of {len(tested)} fail)") + beside

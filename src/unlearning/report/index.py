@@ -27,8 +27,10 @@ def write_index(summaries: list[Summary], scale: str, out_dir: str | Path, machi
              "headline claim": s.headline, "holds here": s.holds} for s in summaries]
     page = Page(f"Certified unlearning in decentralized learning: report (scale `{scale}`)")
     page.text("One row per paper: how many of its reported cells are within the paper's number (at the tolerance "
-              "its report states), outside it, missing (the reason is in the paper's section) or without a paper "
-              "value, and whether its headline claim holds here. Each paper's full report follows the link.")
+              "its report states), outside it, missing (the reason is in the paper's section), without a paper "
+              "value, uninformative (the comparison cannot fail here: why is in the paper's section) or not testable "
+              "(a precondition is unmet), and whether its headline claim holds here, counted on the informative "
+              "cells and claims only. Each paper's full report follows the link.")
     if machine:
         page.text(machine)
     page.table(pd.DataFrame(rows))
