@@ -38,6 +38,48 @@ def test_cell_holds_original_du_and_rt_per_granularity(cell):
     assert timing["sample"]["rt_s"] > 0 and timing["sample"]["du_correction_s"] > 0
 
 
+def test_cell_shows_the_fine_tuning_alone_and_rt_until_stable(cell):
+    """Spec note of 2026-11-26 (4, 5): the same fine-tuning round from the original without correction, beside
+    DU; RT's stable round (the first within 1 point of its best) and its time up to it."""
+    _, _, out = cell
+    result = json.loads((out / "cell.json").read_text())
+    timing = json.loads((out / "t.json").read_text())
+    for granularity, g in result["granularities"].items():
+        plain = g["no_correction"]["after_finetune"]
+        assert g["no_correction"]["diverged"] is None and plain["round"] == g["du"]["after_finetune"]["round"]
+        best = g["rt"]["best"]["test_accuracy"]
+        k = g["rt"]["stable_round"]
+        assert 1 <= k <= g["rt"]["best_round"] and g["rt"]["curve"][k - 1]["test_accuracy"] >= best - 1
+        assert all(p["test_accuracy"] < best - 1 for p in g["rt"]["curve"][:k - 1])
+        t = timing[granularity]
+        assert t["rt_stable_round"] == k and 0 < t["rt_stable_s"] <= t["rt_s"]
+
+
+def test_fine_tuning_starts_from_a_fresh_optimizer_unless_carried(tiny, tmp_path):
+    """Spec note of 2026-11-26 (1): with Adam, DU's fine-tuning round from a fresh state differs from one that
+    carries the training's moments; the original and RT do not depend on it."""
+    import copy
+
+    params, features, _ = tiny
+    runs = {}
+    for mode in ("fresh", "carried"):
+        p = copy.deepcopy(params)
+        p["cdfl"]["train"]["optimizer"] = "adam"
+        p["cdfl"]["unlearn"]["finetune_optimizer"] = mode
+        p["cdfl"]["unlearn"]["granularities"] = ["sample", "class"]
+        steps.step_cell(p, "synthetic", "iid", "ring", 0, features, str(tmp_path / f"{mode}.json"),
+                        str(tmp_path / f"{mode}_t.json"))
+        runs[mode] = json.loads((tmp_path / f"{mode}.json").read_text())
+    fresh, carried = runs["fresh"], runs["carried"]
+    assert fresh["original"]["curve"] == carried["original"]["curve"]
+    for g in ("sample", "class"):
+        assert fresh["granularities"][g]["rt"]["curve"] == carried["granularities"][g]["rt"]["curve"]
+        assert fresh["granularities"][g]["du"]["after_correction"] == carried["granularities"][g]["du"][
+            "after_correction"]
+        assert fresh["granularities"][g]["du"]["after_finetune"] != carried["granularities"][g]["du"][
+            "after_finetune"]
+
+
 def test_cell_sweeps_reuse_the_tables_terms(cell):
     """The damping and noise sweeps: one point per value; at the configured damping and noise the sweep's point
     is the tables' DU after correction (same curvature and gradients); the noiseless corrections do not depend

@@ -152,6 +152,18 @@ def test_table3_status_against_the_paper():
     assert (table[table.dataset == "mnist"].status == "missing: no network").all()
 
 
+def test_table3_cells_are_uninformative_where_origin_shows_no_attack_signal():
+    """An attack that cannot tell Origin's members (precision and AUC below 60) cannot tell forgetting: the unlearned
+    methods' ~50 % cells are uninformative, Origin's own cell still compares its signal with the paper's 67.1."""
+    results = [_result("original", 48.0), _result("pdudt", 49.0), _result("retrain", 50.0)]
+    table = report.table3(results, {}, {"fashion_mnist": 0.002})
+    status = {(r.method, r.checkpoint): r.status for r in table.itertuples()}
+    assert status[("original", "B")] == "outside"  # |48 - 67.1| > 5: our Origin has no signal, the paper's had
+    assert status[("pdudt", "B")].startswith("uninformative: Origin shows no attack signal at checkpoint B")
+    assert status[("retrain", "B")].startswith("uninformative")
+    assert report.verdict(table.status).endswith("4 uninformative")  # A and B, pdudt and retrain
+
+
 def test_figure_checks_gap_and_class9():
     results = [_result("perturbed_retrain", 50, accuracy=0.80), _result("pdudt", 50, accuracy=0.775),
                _result("original", 60, class9=0.9), _result("retrain", 50, class9=0.1)]

@@ -8,7 +8,8 @@ first of cdfl.seeds, so the original is the table cell's):
    of every client's original data, equal parts, each drawn from what is still retained), at rounds K, K + W,
    K + 2W, ... with a window of W = cdfl.figure1.window rounds (null = K) after each:
    - DU: Algorithm 1 (du.sample_wise) at the current models and the current retained data (n_c = its current
-     size), then W rounds of fine-tuning on the retained data (the clients keep their optimizer state);
+     size), then W rounds of fine-tuning on the retained data (a fresh optimizer unless finetune_optimizer:
+     carried);
    - RT: from theta^0 (a fresh optimizer), W rounds on the cumulative retained data;
 3. client-wise panel: one removal at round K (the client of steps.pick_client), window W: for each weight of
    cdfl.unlearn.client_weights, DU (eq. 5-6) then W rounds of fine-tuning on the N-1 clients over the repaired
@@ -40,6 +41,7 @@ from ...train.dsgd import Diverged, Schedule
 from .steps import (
     config,
     du_config,
+    finetune_state,
     make_setup,
     model_metrics,
     original_with_pdudt,
@@ -109,7 +111,7 @@ def sequential_panel(setup, orig: torch.Tensor, orig_state: dict, theta0: torch.
     clients = list(range(len(setup.data.indices)))
     requests = du.sequential_masks(setup.data, seq["requests"], seq["total_fraction"],
                                    derive_seed(setup.seed, setup.name, "figure1", "sequential"))
-    theta, data, state = orig, setup.data, dict(orig_state)  # DU: the clients keep their optimizer state
+    theta, data, state = orig, setup.data, finetune_state(setup, orig_state)  # fresh unless carried
     cumulative = [torch.zeros(len(i), dtype=torch.bool) for i in setup.data.indices]
     diverged, blocks, times = None, [], []
     for r, forget in enumerate(requests):
@@ -177,7 +179,7 @@ def client_panel(setup, orig: torch.Tensor, orig_state: dict, theta0: torch.Tens
         diverged, curve, ft_s = None, [], None
         try:
             _finite(res.theta, f"{setup.name}: DU's client-wise correction ({weight}) produced non-finite weights")
-            state = {"opt": None if opt is None else opt.select(rows)}
+            state = finetune_state(setup, orig_state, rows)
             _, curve, _, ft_s, _ = run_rounds(setup, res.theta, setup.data, remaining, after,
                                               range(rounds, rounds + w), forget_idx, state)
         except Diverged as err:

@@ -6,9 +6,13 @@ In one cell, on a fixed graph (Ring, or Erdos-Renyi resampled until connected; M
 2. for each granularity (sample: a random `sample_fraction` of every client's data; class: every client's samples
    of `unlearn.class`), with the same forget set for both methods:
    - DU: Algorithm 1 at the round-K models (methods/du.py: Fisher or Hessian, the noise, flooding, 1/N), then
-     `finetune_rounds` rounds of D-PSGD on the retained data (Remark 1);
+     `finetune_rounds` rounds of D-PSGD on the retained data (Remark 1), from a fresh local optimizer state
+     (`finetune_optimizer: carried` keeps the training's, whose moments saw the deleted data: not covered by
+     Theorem 1);
+   - no correction: the same fine-tuning rounds from the round-K models, to show what the correction itself does;
    - RT: retraining from the same initialisation, seed and graph without the removed data for K rounds; its test
      accuracy is the best over the K rounds, its model the one of that round (Sec. VI-A, "best test accuracy");
+     its time over all K rounds and until stable (the first round within 1 point of its best, spec A21);
 3. metrics of the averaged model: test accuracy, test accuracy on the removed class (class 0), accuracy on the
    forget set; the classifier MIA (evaluate/attacks/classifier.py) of the original model, of DU after
    fine-tuning and of RT at its best round; DU's and RT's wall time measured the same way (training and
@@ -291,6 +295,24 @@ def finetune(setup: Setup, corrected: torch.Tensor, data: ClientData, clients: l
     return tuned, curve, seconds, grads, None
 
 
+def finetune_state(setup: Setup, state: dict, rows: list[int] | None = None) -> dict:
+    """The local optimizer state DU's fine-tuning starts from: fresh (cdfl.unlearn.finetune_optimizer: fresh, the
+    default), or the training's `state` (carried; its moments saw the deleted data, which Theorem 1's
+    post-processing does not cover), restricted to the clients of `rows` where some left."""
+    if config(setup.params)["unlearn"]["finetune_optimizer"] != "carried" or state.get("opt") is None:
+        return {}
+    return {"opt": state["opt"] if rows is None else state["opt"].select(rows)}
+
+
+def no_correction(setup: Setup, orig: torch.Tensor, data: ClientData, clients: list[int], sched: Schedule,
+                  rounds: range, forget_idx: torch.Tensor, state: dict) -> dict:
+    """The fine-tuning rounds DU runs, from the round-K models without any correction (spec note of 2026-11-26,
+    4): what the fine-tuning alone does, so that DU's row shows what its correction adds."""
+    tuned, curve, _, _, diverged = finetune(setup, orig, data, clients, sched, rounds, forget_idx, state,
+                                            "the original (no correction)")
+    return {"after_finetune": curve[-1] if curve and tuned is not None else None, "diverged": diverged}
+
+
 def du_config(setup: Setup, sched: Schedule) -> tuple[du.DUConfig, dict]:
     """DU's settings from cdfl.unlearn; its l2 is the L2 strength the engine trains with (`sched.l2`, the
     regularised loss of eq. 4), so that DU's gradients are those of the training loss."""
@@ -334,17 +356,20 @@ def step_cell(params: dict, dataset: str, part: str, topology: str, seed: int, f
         retained_idx = torch.cat([i[~m] for i, m in zip(setup.data.indices, masks)])
         retained = setup.data.retained(masks)
         # DU: Algorithm 1 at the round-K models, then fine-tuning on the retained data
-        outcome = du_and_finetune(setup, orig, masks, clients, graph, du_cfg, sched,
-                                  range(rounds, rounds + ft_rounds), forget_idx, dict(orig_state))
+        ft_range = range(rounds, rounds + ft_rounds)
+        outcome = du_and_finetune(setup, orig, masks, clients, graph, du_cfg, sched, ft_range, forget_idx,
+                                  finetune_state(setup, orig_state))
         res, terms, tuned, ft_curve = outcome.result, outcome.terms, outcome.tuned, outcome.curve
         ft_s = outcome.finetune_s
         corrected = model_metrics(setup, res.theta.mean(0), forget_idx)
         if outcome.diverged:
             log.warning("%s %s: DU diverged: %s", setup.name, granularity, outcome.diverged)
         # RT: retrain from theta^0 on the retained data, best round
+        rt_state: dict = {}  # a fresh optimizer; holds RT's per-round seconds afterwards
         _, rt_curve, rt_best, rt_s, rt_grads = run_rounds(setup, theta0, retained, clients, sched, range(rounds),
-                                                          forget_idx, {})  # a fresh optimizer
+                                                          forget_idx, rt_state)
         best_round = max(range(len(rt_curve)), key=lambda k: (rt_curve[k]["test_accuracy"], -k))
+        rt_stable = pdudt_baseline.stable_round(rt_curve)  # 1-based: the first round within 1 point of the best
         fit = cfg["eval"]["mia_fit"]
         swept = sweeps(setup, orig, terms, graph, clients, du_cfg, cfg["sweeps"], retained_idx, forget_idx, rt_best)
         cell = {
@@ -362,9 +387,11 @@ def step_cell(params: dict, dataset: str, part: str, topology: str, seed: int, f
                    "distance_to_rt": None if tuned is None else float((tuned.mean(0) - rt_best).norm()),
                    "mia": None if tuned is None else mia(setup, tuned.mean(0), retained_idx, forget_idx, halves,
                                                          granularity, fit, "du")},
-            "rt": {"best": rt_curve[best_round], "best_round": best_round + 1, "curve": rt_curve,
-                   "grad_evals": rt_grads,
+            "rt": {"best": rt_curve[best_round], "best_round": best_round + 1, "stable_round": rt_stable,
+                   "curve": rt_curve, "grad_evals": rt_grads,
                    "mia": mia(setup, rt_best, retained_idx, forget_idx, halves, granularity, fit, "rt")},
+            "no_correction": no_correction(setup, orig, retained, clients, sched, ft_range, forget_idx,
+                                           finetune_state(setup, orig_state)),
             "sweeps": swept,
             "original": {"forget_accuracy": model_metrics(setup, orig.mean(0), forget_idx)["forget_accuracy"],
                          "retained_loss": training_loss(setup, orig.mean(0), retained_idx, du_cfg.l2),
@@ -374,7 +401,8 @@ def step_cell(params: dict, dataset: str, part: str, topology: str, seed: int, f
         }
         result["granularities"][granularity] = cell
         times[granularity] = {"du_correction_s": res.wall_time_s, "du_finetune_s": ft_s,
-                              "du_s": None if ft_s is None else res.wall_time_s + ft_s, "rt_s": rt_s}
+                              "du_s": None if ft_s is None else res.wall_time_s + ft_s, "rt_s": rt_s,
+                              "rt_stable_s": sum(rt_state["round_s"][:rt_stable]), "rt_stable_round": rt_stable}
         after = cell["du"]["after_finetune"] or {}
         log.info("%s %s: DU %s %% after correction, %s %% after fine-tuning; RT best %.2f %% (round %d); "
                  "class-%d accuracy DU %s / RT %.1f; MIA orig %s DU %s RT %s; DU %s s vs RT %.2f s",
@@ -448,9 +476,11 @@ def client_cell(setup: Setup, orig: torch.Tensor, orig_state: dict, theta0: torc
     rows = [clients.index(c) for c in remaining]
     opt = orig_state.get("opt")
     # RT: retrain from theta^0 on the N-1 remaining clients, on the repaired graph, best round
+    rt_state: dict = {}  # a fresh optimizer; holds RT's per-round seconds afterwards
     _, rt_curve, rt_best, rt_s, rt_grads = run_rounds(setup, theta0[rows], setup.data, remaining, after,
-                                                      range(rounds), forget_idx, {})  # a fresh optimizer
+                                                      range(rounds), forget_idx, rt_state)
     best_round = max(range(len(rt_curve)), key=lambda k: (rt_curve[k]["test_accuracy"], -k))
+    rt_stable = pdudt_baseline.stable_round(rt_curve)
     weights, times = {}, {}
     terms = du.client_terms(setup.model, setup.spec, orig, setup.data, target, clients, du_cfg, setup.classes)
     for weight in cfg["unlearn"]["client_weights"]:
@@ -458,10 +488,9 @@ def client_cell(setup: Setup, orig: torch.Tensor, orig_state: dict, theta0: torc
         res = du.client_wise(setup.model, setup.spec, orig, setup.data, target, graph, clients, wcfg,
                              classes=setup.classes, terms=terms)
         corrected = model_metrics(setup, res.theta.mean(0), forget_idx)
-        state = {"opt": None if opt is None else opt.select(rows)}  # the remaining clients keep their state
         tuned, ft_curve, ft_s, ft_grads, diverged = finetune(
-            setup, res.theta, setup.data, remaining, after, range(rounds, rounds + ft_rounds), forget_idx, state,
-            f"DU's client-wise correction ({weight})")
+            setup, res.theta, setup.data, remaining, after, range(rounds, rounds + ft_rounds), forget_idx,
+            finetune_state(setup, orig_state, rows), f"DU's client-wise correction ({weight})")
         if diverged:  # reported as the cell's result (no retuning per cell), not a crash
             log.warning("%s client (%s): DU diverged: %s", setup.name, weight, diverged)
         applied = (res.theta - orig[rows]).norm(dim=1)
@@ -479,7 +508,8 @@ def client_cell(setup: Setup, orig: torch.Tensor, orig_state: dict, theta0: torc
                                                   fit, f"du-{weight}")}
         times[weight] = {"du_correction_s": res.wall_time_s, "du_finetune_s": ft_s,
                          "du_s": None if ft_s is None else res.wall_time_s + ft_s}
-    times["rt_s"] = rt_s
+    times["rt_s"], times["rt_stable_s"] = rt_s, sum(rt_state["round_s"][:rt_stable])
+    times["rt_stable_round"] = rt_stable
     if pdudt is not None:
         state = {"opt": None if opt is None else opt.select(rows)}  # the remaining clients keep their state
         block_p, times["pdudt"], tuned = pdudt_recovery(setup, pdudt, remaining, after, state, forget_idx)
@@ -493,8 +523,8 @@ def client_cell(setup: Setup, orig: torch.Tensor, orig_state: dict, theta0: torc
     block = {"target": target, "remaining": remaining, "forget_samples": len(forget_idx),
              "graph_edges": sorted([sorted(e) for e in repaired.edges]),
              "du": weights,
-             "rt": {"best": rt_curve[best_round], "best_round": best_round + 1, "curve": rt_curve,
-                    "grad_evals": rt_grads,
+             "rt": {"best": rt_curve[best_round], "best_round": best_round + 1, "stable_round": rt_stable,
+                    "curve": rt_curve, "grad_evals": rt_grads,
                     "mia": mia(setup, rt_best, retained_idx, forget_idx, halves, "client", fit, "rt")},
              "original": original}
     if pdudt is not None:

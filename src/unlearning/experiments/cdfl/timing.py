@@ -34,7 +34,16 @@ from ...resolved import config_record
 from ...seeding import derive_seed, generator
 from ...topology import graph_for_round
 from ...train.dsgd import Diverged, Schedule
-from .steps import config, du_and_finetune, du_config, make_setup, pick_client, request_masks, run_rounds
+from .steps import (
+    config,
+    du_and_finetune,
+    du_config,
+    finetune_state,
+    make_setup,
+    pick_client,
+    request_masks,
+    run_rounds,
+)
 
 log = logging.getLogger("unlearning")
 
@@ -89,7 +98,7 @@ def step_timing(params: dict, dataset: str, timed_rounds: int, out: str) -> None
     for granularity in ("sample", "class"):
         masks = request_masks(setup, granularity)
         outcome = du_and_finetune(setup, theta, masks, clients, graph, du_cfg, sched,
-                                  range(timed_rounds, timed_rounds + ft_rounds), none, {"opt": state["opt"]})
+                                  range(timed_rounds, timed_rounds + ft_rounds), none, finetune_state(setup, state))
         if outcome.diverged:
             raise Diverged(f"{granularity}-wise DU on synthetic features: {outcome.diverged}")
         result["granularities"][granularity] = _times(outcome.result.wall_time_s, outcome.finetune_s, result["rt_s"],
@@ -99,7 +108,7 @@ def step_timing(params: dict, dataset: str, timed_rounds: int, out: str) -> None
     remaining = [c for c in clients if c != target]
     res = du.client_wise(setup.model, setup.spec, theta, setup.data, target, graph, clients,
                          replace(du_cfg, client_weight="newton"), classes=setup.classes)
-    ft = {"opt": state["opt"].select([clients.index(c) for c in remaining]) if state["opt"] is not None else None}
+    ft = finetune_state(setup, state, [clients.index(c) for c in remaining])
     run_rounds(setup, res.theta, setup.data, remaining, replace(sched, repaired_without=(target,)),
                range(timed_rounds, timed_rounds + ft_rounds), none, ft)
     result["granularities"]["client"] = _times(res.wall_time_s, sum(ft["round_s"]), result["rt_s"], per_round,

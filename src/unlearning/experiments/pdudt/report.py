@@ -24,7 +24,11 @@ from ...files import atomic_path
 from ...report import style
 from ...report.compare import (
     NO_PAPER,
+    OUTSIDE,
+    UNINFORMATIVE,
+    WITHIN,
     count_tables,
+    kind,
     missing_status,
     read_reference,
     read_table,
@@ -188,7 +192,32 @@ def table3(results: list[dict], missing: dict[str, str], default_sigma: dict[str
     for d, reason in missing.items():
         for method in ("original", "retrain", "fats", "fedrecovery", "hdus", "pdudt", "pdudt_es"):
             rows.append({"dataset": d, "method": method, "status": missing_status(reason)})
-    return pd.DataFrame(rows)
+    return without_signal(pd.DataFrame(rows))
+
+
+def without_signal(table: pd.DataFrame) -> pd.DataFrame:
+    """An unlearned method's cell is "uninformative" where Origin at the same checkpoint shows no attack signal
+    (shadow precision below CARRIED_PRECISION and AUC below CARRIED_AUC): an attack that cannot tell Origin's
+    members cannot tell whether a method forgot them, so its ~50 % matches the paper's by construction. Origin's own
+    cell stays: it compares the attack's signal with the paper's."""
+    if table.empty or "precision_mean" not in table:
+        return table
+    origin = table[table.method == "original"].set_index(["dataset", "checkpoint"])
+    status = []
+    for r in table.itertuples():
+        key = (r.dataset, r.checkpoint)
+        if r.method in ("original", "original_all") or key not in origin.index or kind(r.status) not in (WITHIN,
+                                                                                                       OUTSIDE):
+            status.append(r.status)
+            continue
+        o = origin.loc[key]
+        signal = (pd.notna(o.precision_mean) and o.precision_mean >= CARRIED_PRECISION) or (
+            pd.notna(o.auc_mean) and o.auc_mean >= CARRIED_AUC)
+        status.append(r.status if signal else
+                      f"{UNINFORMATIVE}: Origin shows no attack signal at checkpoint {r.checkpoint} (precision "
+                      f"{o.precision_mean:.1f}, AUC {o.auc_mean:.1f}; needs >= {CARRIED_PRECISION:g} or "
+                      f">= {CARRIED_AUC:g})")
+    return table.assign(status=status)
 
 
 def _rmia_cells(m: dict | None) -> dict:

@@ -307,6 +307,12 @@ def _by_cell(runs: list[dict]) -> dict[tuple, list[tuple[dict, dict]]]:
     return out
 
 
+def _mean_of(cells: dict, f: float, eps: float, key: str, which: int = 0) -> float:
+    """The seeds' mean of `key` at (rewind f, epsilon eps): of the unlearned models (which 0) or the noised
+    originals (1)."""
+    return statistics.fmean(pair[which][key] for pair in cells[(f, eps)])
+
+
 def _live(cells: dict, rewinds: list[float], eps: float) -> tuple[list[float], cl.Check | None]:
     """The rewinds whose every seed's model is above chance and not near one-class, and the first unmet check."""
     live, first = [], None
@@ -357,14 +363,11 @@ def claims(runs: list[dict], t89: pd.DataFrame, epsilon: float) -> pd.DataFrame:
                            "precondition of Fig. 1(e)"))
         cells = _by_cell(rs)
 
-        def mean_of(f: float, eps: float, key: str, which: int = 0) -> float:
-            return statistics.fmean(pair[which][key] for pair in cells[(f, eps)])
-
         for eps in sorted({e for _, e in cells}):
             partial = sorted(f for f, e in cells if e == eps and f < 1)
             claim = (f"epsilon {eps:g}: test error falls as K grows (each seed from its first to its last partial "
                      "rewind whose model is above chance; the retrain endpoint excluded)")
-            curve = " -> ".join(f"{100 * f:.0f}%: {mean_of(f, eps, 'test_error'):.3f}" for f in partial)
+            curve = " -> ".join(f"{100 * f:.0f}%: {_mean_of(cells, f, eps, 'test_error'):.3f}" for f in partial)
             changes, ses, at_floor, unmet = [], [], 0, None
             for k, r in enumerate(rs):  # each seed's own curve, on its models above chance and not one-class
                 live = []
@@ -385,8 +388,8 @@ def claims(runs: list[dict], t89: pd.DataFrame, epsilon: float) -> pd.DataFrame:
             if not changes:
                 verdict = ((cl.UNINFORMATIVE, f"every seed's curve starts within twice the sampling error of its "
                                               f"noiseless retrain's test error ({at_floor} of {len(rs)})")
-                           if at_floor else (cl.NOT_TESTABLE, f"no seed has two partial rewinds whose models are above "
-                                                              f"chance and not near one-class; " + (
+                           if at_floor else (cl.NOT_TESTABLE, "no seed has two partial rewinds whose models are above "
+                                                              "chance and not near one-class; " + (
                                                                   f"first unmet: {unmet.what}" if unmet else
                                                                   f"{len(partial)} partial rewind(s) run")))
                 rows.append(cl.row(dataset, claim, curve, verdict, "Fig. 1(a), Sec. 4.5"))
@@ -400,8 +403,8 @@ def claims(runs: list[dict], t89: pd.DataFrame, epsilon: float) -> pd.DataFrame:
             continue
         claim = (f"epsilon {epsilon:g}: error on the forgotten users' data rises after unlearning (from the noised "
                  "original's; partial rewinds whose models are above chance, mean over them)")
-        measured = ", ".join(f"{100 * f:.0f}%: {mean_of(f, epsilon, 'unlearned_error', 1):.3f} -> "
-                             f"{mean_of(f, epsilon, 'unlearned_error'):.3f}" for f in at)
+        measured = ", ".join(f"{100 * f:.0f}%: {_mean_of(cells, f, epsilon, 'unlearned_error', 1):.3f} -> "
+                             f"{_mean_of(cells, f, epsilon, 'unlearned_error'):.3f}" for f in at)
         live, unmet = _live(cells, at, epsilon)
         pre = [carried] if carried else []
         if not live:
