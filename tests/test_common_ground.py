@@ -12,7 +12,7 @@ import yaml
 
 from conftest import ROOT
 from unlearning.experiments.common_ground import centralized as cg
-from unlearning.experiments.common_ground.report import centralized_table
+from unlearning.experiments.common_ground.report import AUDITED, centralized_table
 from unlearning.files import save_tensors
 from unlearning.privacy import audit
 from unlearning.privacy import sglu_baselines as base
@@ -57,6 +57,36 @@ def test_held_out_audit_sees_a_separable_canary_and_not_an_absent_one():
     assert same["epsilon_lower"] == 0.0
 
 
+def test_exact_epsilon_recovers_a_known_gaussian_mechanism():
+    """The exact epsilon of N(0, s^2) against N(gap, s^2): Balle & Wang's analytic sigma for (epsilon, delta) gives
+    back epsilon, and the hockey-stick divergence integrated numerically gives back delta, both to 1e-6."""
+    from scipy import integrate
+    from scipy.stats import norm
+
+    from unlearning.privacy import r2d_noise
+
+    for eps, delta in ((0.1, 1e-5), (1.0, 1e-5), (1.0, 0.1), (7.7, 1e-5)):
+        sigma = r2d_noise.analytic_sigma(eps, delta, 1.0)
+        assert audit.exact_epsilon(1.0, sigma, delta) == pytest.approx(eps, abs=1e-6)
+    for gap, sigma, eps in ((1.0, 1.0, 0.5), (0.3, 0.1, 2.0), (2.0, 5.0, 0.05)):
+        hockey = integrate.quad(lambda x: max(0.0, norm.pdf(x, gap, sigma) - math.exp(eps) * norm.pdf(x, 0, sigma)),
+                                -12 * sigma, gap + 12 * sigma, limit=400, epsabs=1e-12)[0]
+        assert audit.gaussian_delta(eps, gap / sigma) == pytest.approx(hockey, abs=1e-6)
+        assert audit.exact_epsilon(gap, sigma, hockey) == pytest.approx(eps, abs=1e-6)
+    assert audit.exact_epsilon(0.0, 1.0, 1e-5) == 0.0  # identical outputs
+
+
+def test_audit_verdicts_never_hold_and_need_power_or_an_exact_epsilon():
+    from unlearning.experiments.common_ground.report import audit_status
+
+    assert audit_status(1.0, 7.7, 0.2, [], 5, 0.95).startswith("violated: exact epsilon of this pair 7.7")
+    assert audit_status(1.0, None, 1.4, [], 5, 0.95).startswith("violated: audit bound 1.4 (99 % each over 5 rows)")
+    assert audit_status(1.0, 0.02, 0.0, [], 5, 0.95).startswith("not faulted: exact epsilon of this pair 0.02")
+    assert audit_status(1.0, None, 0.0, ["SGLU (control)"], 5, 0.95).endswith(
+        "(the audit faults its controls: SGLU (control))")
+    assert audit_status(1.0, None, 0.0, [], 5, 0.95).startswith("uninformative: audit bound 0")
+
+
 def test_d2d_epsilon_inverts_its_sigma():
     k = base.BaselineConstants(n=1000, L=0.251, m=0.001, d=6, delta=1e-5)
     assert cg.d2d_epsilon(k, base.d2d_sigma_internal(k, 0.7, 3), 3) == pytest.approx(0.7, rel=1e-9)
@@ -79,8 +109,11 @@ def test_step_runs_every_method_and_its_control_and_the_report_reads_it(features
     cg.step_centralized(params, str(features), str(again), str(tmp_path / "t2.json"))
     assert again.read_bytes() == out.read_bytes()  # seeded: byte-identical
     table = centralized_table(result, json.loads(timing.read_text()))
-    run = table[table.status.str.startswith(("holds", "fails"))]
+    run = table[table.status.str.match(AUDITED)]
     assert len(run) == 12 and not table.status.str.startswith("missing").any()
+    assert not table.status.str.startswith("holds").any()  # an audit never says "holds"
+    exact = table.set_index("method").exact_epsilon  # R2D, HF and CNS: noiseless outputs plus Gaussian noise
+    assert exact[["HF", "CNS"]].notna().all() and exact[["SGLU", "LU", "D2D"]].isna().all()
     for key in ("hf", "cns"):  # deletion, deterministic learners: their gap is what the noise must hide
         assert result["methods"][key]["adjacency"] == "deletion" and result["methods"][key]["noiseless_gap"] > 0
     r2d = {key: m for key, m in result["methods"].items() if m["method"] == "r2d"}

@@ -17,6 +17,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from scipy.optimize import brentq
+from scipy.special import log_ndtr, ndtr
 from scipy.stats import beta
 
 
@@ -99,3 +101,32 @@ def best_threshold(scores_p, scores_q, delta: float, confidence: float = 0.95) -
 def best_threshold_bound(scores_p, scores_q, delta: float, confidence: float = 0.95) -> AuditBound:
     """The largest lower bound over the thresholds of a score (best_threshold's bound)."""
     return best_threshold(scores_p, scores_q, delta, confidence)[1]
+
+
+def gaussian_delta(epsilon: float, mu: float) -> float:
+    """The exact delta at `epsilon` between N(0, 1) and N(mu, 1), i.e. two Gaussians of std sigma whose means are
+    mu sigma apart (Balle & Wang 2018, Theorem 8): Phi(mu/2 - epsilon/mu) - e^epsilon Phi(-mu/2 - epsilon/mu)."""
+    if mu <= 0:
+        return 0.0
+    u, v = mu / 2, epsilon / mu
+    return max(0.0, float(ndtr(u - v) - math.exp(epsilon + float(log_ndtr(-u - v)))))
+
+
+def exact_epsilon(gap: float, sigma: float, delta: float) -> float:
+    """The exact epsilon at `delta` of the pair N(m1, sigma^2 I), N(m2, sigma^2 I) with ||m1 - m2|| = `gap`: the
+    least epsilon >= 0 with gaussian_delta(epsilon, gap / sigma) <= delta. It is what a mechanism that adds Gaussian
+    noise around two fixed (noiseless) outputs achieves on that pair, exactly; an audit's lower bound can only
+    approach it."""
+    if not 0 < delta < 1:
+        raise ValueError(f"audit: delta = {delta!r}; valid: in (0, 1)")
+    if gap < 0 or not sigma > 0:
+        raise ValueError(f"audit: gap = {gap!r}, sigma = {sigma!r}; valid: gap >= 0, sigma > 0")
+    mu = gap / sigma
+    if gaussian_delta(0.0, mu) <= delta:
+        return 0.0
+    hi = 1.0
+    while gaussian_delta(hi, mu) > delta:
+        hi *= 2
+        if hi > 1e6:
+            return math.inf
+    return float(brentq(lambda e: gaussian_delta(e, mu) - delta, 0.0, hi, xtol=1e-12, rtol=1e-14))
