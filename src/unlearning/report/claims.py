@@ -55,11 +55,6 @@ def carried_paired(gaps: list[float], margin: float, what: str, alpha: float = 0
                                               f"t-test p = {p:.2g}; needs > {margin:g} and p < {alpha:g})")
 
 
-def spread(values: list[float]) -> float | None:
-    """The seeds' spread of a quantity: its standard deviation over seeds (None for one seed)."""
-    return statistics.stdev(values) if len(values) > 1 else None
-
-
 def above(value: float, floor: float, what: str, unit: str = "") -> Check:
     """A metric above a floor (chance, or a level the claim presupposes)."""
     return Check(value > floor, f"{what}: {value:.4g}{unit} (needs > {floor:g}{unit})")
