@@ -69,8 +69,10 @@ def test_exact_epsilon_recovers_a_known_gaussian_mechanism():
         sigma = r2d_noise.analytic_sigma(eps, delta, 1.0)
         assert audit.exact_epsilon(1.0, sigma, delta) == pytest.approx(eps, abs=1e-6)
     for gap, sigma, eps in ((1.0, 1.0, 0.5), (0.3, 0.1, 2.0), (2.0, 5.0, 0.05)):
-        hockey = integrate.quad(lambda x: max(0.0, norm.pdf(x, gap, sigma) - math.exp(eps) * norm.pdf(x, 0, sigma)),
-                                -12 * sigma, gap + 12 * sigma, limit=400, epsabs=1e-12)[0]
+        def excess(x, gap=gap, sigma=sigma, eps=eps):
+            return max(0.0, norm.pdf(x, gap, sigma) - math.exp(eps) * norm.pdf(x, 0, sigma))
+
+        hockey = integrate.quad(excess, -12 * sigma, gap + 12 * sigma, limit=400, epsabs=1e-12)[0]
         assert audit.gaussian_delta(eps, gap / sigma) == pytest.approx(hockey, abs=1e-6)
         assert audit.exact_epsilon(gap, sigma, hockey) == pytest.approx(eps, abs=1e-6)
     assert audit.exact_epsilon(0.0, 1.0, 1e-5) == 0.0  # identical outputs
