@@ -65,25 +65,6 @@ def below(value: float, ceiling: float, what: str, unit: str = "") -> Check:
     return Check(value < ceiling, f"{what}: {value:.4g}{unit} (needs < {ceiling:g}{unit})")
 
 
-def direction(changes: list[float], one_seed_se: float, alpha: float = 0.05) -> tuple[int, str]:
-    """Which way a change moves, seed-robustly: +1 / -1 when a one-sided test rejects "no change" at `alpha` that
-    way (two or more seeds: a t-test on the per-seed changes; one seed: a z-test against `one_seed_se`, the change's
-    standard error from sampling), 0 when neither does. Returns the sign and the statistic in words."""
-    mean = statistics.fmean(changes)
-    if len(changes) > 1:
-        if statistics.stdev(changes) == 0:
-            return (0 if mean == 0 else 1 if mean > 0 else -1), f"mean change {mean:+.4g}, identical over seeds"
-        up = float(stats.ttest_1samp(changes, 0.0, alternative="greater").pvalue)
-        down = float(stats.ttest_1samp(changes, 0.0, alternative="less").pvalue)
-        text = (f"mean change {mean:+.4g} over {len(changes)} seeds (per seed {min(changes):+.4g} to "
-                f"{max(changes):+.4g}; one-sided t-test p = {min(up, down):.2g})")
-    else:
-        z = mean / one_seed_se if one_seed_se > 0 else math.copysign(math.inf, mean) if mean else 0.0
-        up, down = float(stats.norm.sf(z)), float(stats.norm.cdf(z))
-        text = f"change {mean:+.4g}, one seed (sampling standard error {one_seed_se:.3g}, z = {z:.2f})"
-    return (1 if up < alpha else -1 if down < alpha else 0), text
-
-
 def per_seed(changes: list[float], ses: list[float], expected: int, alpha: float = 0.05) -> tuple[bool | None, str]:
     """A change measured on each seed, each with its own sampling standard error, pooled by Stouffer's z (the
     seeds' z-scores summed over sqrt(n)): True when the pooled z moves the `expected` way (+1 / -1) at one-sided
