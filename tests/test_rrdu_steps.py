@@ -81,6 +81,46 @@ def test_exact_mode_runs_from_the_pipeline_step(params, tmp_path):
     assert all(r["anatomy"]["u_steps"] == 4 and r["anatomy"]["cosine"] > 0 for r in runs)  # steps along -g (descent)
 
 
+def test_the_ablation_parts_are_separate_jobs_joined_into_one_file(params, tmp_path):
+    """The ablations run as four jobs (any order, each its own process), joined by rrdu-ablations-merge into the
+    file the report reads; a wrong part name or a missing part is refused before anything runs."""
+    import json
+
+    import yaml
+
+    from conftest import tiny_params
+    from unlearning.__main__ import main
+
+    p = tiny_params(copy.deepcopy(params))
+    p["rrdu"]["table3"].update(ps=[1.0], semantics=[])
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(p))
+    data = str(tmp_path / "synthetic.safetensors")
+    save_tensors(data, synthetic(0))
+    common = ["--params", str(tmp_path / "params.yaml"), "--dataset", "synthetic", "--processed", data]
+    ck = str(tmp_path / "ck.safetensors")
+    assert main(["rrdu-seed", *common, "--seed", "0", "--out", str(tmp_path / "s.json"), "--timing",
+                 str(tmp_path / "st.json"), "--checkpoint", ck]) == 0
+    with pytest.raises(ValueError, match="--part: 'sweeps' is not one of baseline, sensitivity, baselines, scratch"):
+        steps.step_ablation_part(p, "synthetic", data, ck, "sweeps", str(tmp_path / "x.json"), str(tmp_path / "y.json"))
+    out = {part: (str(tmp_path / f"{part}.json"), str(tmp_path / f"{part}_t.json")) for part in steps.ABLATION_PARTS}
+    for part in reversed(steps.ABLATION_PARTS):
+        assert main(["rrdu-ablations", *common, "--part", part, "--checkpoint", ck, "--out", out[part][0],
+                     "--timing", out[part][1]]) == 0
+    results, timings = [o for o, _ in out.values()], [t for _, t in out.values()]
+    with pytest.raises(ValueError, match="need one file per part baseline, sensitivity, baselines, scratch"):
+        steps.merge_ablations(results[:3], timings, str(tmp_path / "m.json"), str(tmp_path / "mt.json"))
+    steps.merge_ablations(results, timings, str(tmp_path / "m.json"), str(tmp_path / "mt.json"))
+    merged = json.loads((tmp_path / "m.json").read_text())
+    assert {"before", "baseline", "sweeps", "sensitivity", "baselines", "streams", "scratch", "rrdu_cost",
+            "config"} <= merged.keys() and "part" not in merged
+    assert [s["stream"] for s in merged["streams"]] == list(range(p["rrdu"]["unlearn"]["streams"]))
+    assert merged["streams"][0]["rrdu"]["final"] == merged["baseline"]["final"]
+    assert merged["streams"][0]["finetune"]["final"] == merged["baselines"]["finetune"]["final"]
+    t = json.loads((tmp_path / "mt.json").read_text())
+    assert {"baseline_s", "sweeps", "sensitivity", "baselines", "scratch", "evaluation_s"} <= t.keys()
+    assert not (tmp_path / "x.json").exists()
+
+
 def test_the_walk_summary_reads_the_hops_around_the_visits_and_the_tail():
     """Between visits: the hop that ends each stretch of descent after an earlier visit; after visits: the last of
     each run of consecutive visits; the last TAIL hops; only those hops are evaluated."""

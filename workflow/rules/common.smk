@@ -9,6 +9,7 @@ from unlearning.config import (ParamsError, check_params, experiment_config, exp
                                setting_experiments)
 from unlearning.data.datasets import missing_reason
 from unlearning.data.r2d_real import missing_reason as r2d_missing_reason
+from unlearning.experiments.rrdu.steps import ABLATION_PARTS as RRDU_ABLATION_PARTS
 from unlearning.experiments.sglu.steps import missing_reason as sglu_missing_reason
 from unlearning.resolved import write_resolved
 from unlearning.sources import module_files
@@ -413,7 +414,7 @@ def r2d_missing_args():
     return "--missing " + " ".join(shlex.quote(f"{d}={r}") for d, r in R2D_MISSING.items())
 
 
-# --- RR-DU: per dataset on disk, one job per seed and one for the ablations; the others show as missing ---
+# --- RR-DU: per dataset on disk, one job per seed and four for the ablations; the others show as missing ---
 RRDU = section_config(config, "rrdu")
 RRDU_CODE = code("unlearning.experiments.rrdu.steps")
 RRDU_MISSING = {
@@ -436,6 +437,11 @@ def rrdu_seed_results():
 
 def rrdu_ablation_results():
     return [f"results/rrdu/{d}/ablations.json" for d in RRDU_RUN]
+
+
+def rrdu_ablation_parts(dataset, kind):
+    """The ablation parts' results or timings for one dataset (rule rrdu_ablation_part)."""
+    return [f"{kind}/rrdu/{dataset}/ablations/{p}.json" for p in RRDU_ABLATION_PARTS]
 
 
 def rrdu_timings():

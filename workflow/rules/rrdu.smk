@@ -1,6 +1,7 @@
 # RR-DU (Lamri & Maniatakos 2025): per dataset on disk, one job per seed (the poisoned original and Table 3's
-# runs, writing the original's checkpoint), one job on the first seed's original (the baseline run, Tables 14-17,
-# Figure 1's baselines and retraining); then the report beside the paper's numbers.
+# runs, writing the original's checkpoint), four independent jobs on the first seed's original (the baseline run and
+# Tables 14-17, the sensitivity reading, Figure 1's baselines, retraining) joined into one ablations file; then the
+# report beside the paper's numbers.
 
 
 rule rrdu_seed:
@@ -27,26 +28,47 @@ rule rrdu_seed:
         "--checkpoint {output.checkpoint} > {log} 2>&1"
 
 
-rule rrdu_ablations:
+rule rrdu_ablation_part:
     input:
         processed="data/processed/{dataset}.safetensors",
         checkpoint=lambda wc: f"artifacts/rrdu/{wc.dataset}/s{RRDU['seeds'][0]}/original.safetensors",
+        code=RRDU_CODE,
+    output:
+        result="results/rrdu/{dataset}/ablations/{part}.json",
+        timing="timings/rrdu/{dataset}/ablations/{part}.json",
+    wildcard_constraints:
+        dataset=r"[a-z0-9_]+",
+        part="|".join(RRDU_ABLATION_PARTS),
+    params:
+        cfg=lambda wc: rrdu_params(wc.dataset),
+    log:
+        "logs/rrdu/{dataset}/ablations_{part}.log",
+    benchmark:
+        "logs/benchmarks/rrdu/{dataset}/ablations_{part}.tsv"
+    threads: SMALL_THREADS
+    shell:
+        "{PY} --threads {threads} rrdu-ablations --dataset {wildcards.dataset} --part {wildcards.part} "
+        "--processed {input.processed} --checkpoint {input.checkpoint} --out {output.result} "
+        "--timing {output.timing} > {log} 2>&1"
+
+
+rule rrdu_ablations:
+    input:
+        parts=lambda wc: rrdu_ablation_parts(wc.dataset, "results"),
+        timings=lambda wc: rrdu_ablation_parts(wc.dataset, "timings"),
         code=RRDU_CODE,
     output:
         result="results/rrdu/{dataset}/ablations.json",
         timing="timings/rrdu/{dataset}/ablations.json",
     wildcard_constraints:
         dataset=r"[a-z0-9_]+",
-    params:
-        cfg=lambda wc: rrdu_params(wc.dataset),
     log:
         "logs/rrdu/{dataset}/ablations.log",
     benchmark:
         "logs/benchmarks/rrdu/{dataset}/ablations.tsv"
-    threads: SMALL_THREADS
     shell:
-        "{PY} --threads {threads} rrdu-ablations --dataset {wildcards.dataset} --processed {input.processed} "
-        "--checkpoint {input.checkpoint} --out {output.result} --timing {output.timing} > {log} 2>&1"
+        "{PY} rrdu-ablations-merge --parts {input.parts} --part-timings {input.timings} --out {output.result} "
+        "--timing {output.timing} > {log} 2>&1"
 
 
 rule rrdu_report:

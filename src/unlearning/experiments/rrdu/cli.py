@@ -1,5 +1,6 @@
 """RR-DU's commands: rrdu-certify (no params.yaml), rrdu-seed (the original and Table 3 for one seed),
-rrdu-ablations (the baseline run, Tables 14-17, Figure 1's baselines and retraining) and rrdu-report."""
+rrdu-ablations (one part of: the baseline run and Tables 14-17, the sensitivity reading, Figure 1's baselines,
+retraining), rrdu-ablations-merge and rrdu-report."""
 
 from __future__ import annotations
 
@@ -35,11 +36,17 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
     s.add_argument("--dataset", required=True)
     s.add_argument("--seed", type=int, required=True)
     add_file_options(s, ["--processed", "--out", "--timing", "--checkpoint"])
-    s = sub.add_parser("rrdu-ablations", parents=[common], help="RR-DU: the baseline run, Tables 14-17, Figure 1's "
-                       "baselines (fine-tuning, DDP, DP-SGD) and retraining, on the first seed's original")
+    s = sub.add_parser("rrdu-ablations", parents=[common], help="RR-DU: one part of the ablations on the first "
+                       "seed's original: baseline (the baseline run and Tables 14-17), sensitivity, baselines "
+                       "(Figure 1's fine-tuning, DDP, DP-SGD) or scratch (retraining)")
     s.set_defaults(run=run)
     s.add_argument("--dataset", required=True)
+    s.add_argument("--part", required=True, help="baseline, sensitivity, baselines or scratch")
     add_file_options(s, ["--processed", "--checkpoint", "--out", "--timing"])
+    s = sub.add_parser("rrdu-ablations-merge", parents=[common], help="RR-DU: join the ablation parts into the "
+                       "file the report reads")
+    s.set_defaults(run=run)
+    add_file_options(s, ["--parts*", "--part-timings*", "--out", "--timing"])
     s = sub.add_parser("rrdu-report", parents=[common], help="RR-DU: Tables 3 and 14-17 and Figure 1 against the "
                        "paper")
     s.set_defaults(run=run)
@@ -58,8 +65,10 @@ def run(params: dict, a) -> None:
 
     if a.step == "rrdu-seed":
         steps.step_seed(params, a.dataset, a.seed, a.processed, a.out, a.timing, a.checkpoint)
+    elif a.step == "rrdu-ablations-merge":
+        steps.merge_ablations(a.parts, a.part_timings, a.out, a.timing)
     else:
-        steps.step_ablations(params, a.dataset, a.processed, a.checkpoint, a.out, a.timing)
+        steps.step_ablation_part(params, a.dataset, a.processed, a.checkpoint, a.part, a.out, a.timing)
 
 
 def rrdu_certify(args) -> str:

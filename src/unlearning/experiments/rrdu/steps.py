@@ -11,7 +11,7 @@ original theta_0. Every unlearning method then starts from theta_0 and its Adam 
   no projection (sigma = 0, rho = infinity), T_u hops each, the same routing / minibatch / noise streams and
   dropout draws for every p; then the same runs under each other optimizer semantics of rrdu.table3.semantics
   (spec 2.4; `table3_semantics`). Writes the original's checkpoint (theta_0, BN buffers, Adam state).
-- `step_ablations` (the first seed): the "baseline" RR-DU run at the defaults (p, s, rho, L, epsilon, delta;
+- `step_ablation_part` (the first seed; four independent jobs joined by `merge_ablations`): the "baseline" RR-DU run at the defaults (p, s, rho, L, epsilon, delta;
   sigma from Cor. 5.2), shared by Tables 14-17 and Figure 1; Tables 14-17 (rho, L, epsilon, delta: one value
   changed, sigma recomputed, the baseline's streams), the baselines of Figure 1 on D minus D_f (fine-tuning,
   DDP, DP-SGD; methods/rrdu_baselines.py) and retraining from scratch (Alg. 2 on D minus D_f from the original's
@@ -42,7 +42,7 @@ from ...config import DATASET_INFO, section_config
 from ...data.backdoor import BackdoorClient, attack_success_rate, poison, poison_count, triggered_test_set
 from ...data.partition import partition
 from ...experiment import pick_device
-from ...files import load_tensors, save_tensors, write_json
+from ...files import load_tensors, read_json, save_tensors, write_json
 from ...methods import rrdu
 from ...methods import rrdu_baselines as rb
 from ...models import FLNet, resnet18_cifar
@@ -526,27 +526,63 @@ def step_seed(params: dict, dataset: str, seed: int, processed: str, out: str, t
     write_json(timing, {"experiment": setup.name, **times, "evaluation_s": evaluator.seconds})
 
 
-def step_ablations(params: dict, dataset: str, processed: str, checkpoint: str, out: str, timing: str) -> None:
-    """The baseline RR-DU run, Tables 14-17, Figure 1's baselines and retraining from scratch, on the first
-    seed's original (see the module docstring)."""
+ABLATION_PARTS = ("baseline", "sensitivity", "baselines", "scratch")  # one job each; merge_ablations joins them
+
+
+def step_ablation_part(params: dict, dataset: str, processed: str, checkpoint: str, part: str, out: str,
+                       timing: str) -> None:
+    """One part of the ablations on the first seed's original (see the module docstring): "baseline" (the
+    baseline RR-DU run on every stream and Tables 14-17), "sensitivity", "baselines" (Figure 1's) or "scratch".
+    Each run seeds its own streams, so the parts are independent jobs and their results do not depend on order."""
+    if part not in ABLATION_PARTS:
+        raise ValueError(f"--part: {part!r} is not one of {', '.join(ABLATION_PARTS)}")
     cfg = config(params)
     setup = make_setup(params, dataset, cfg["seeds"][0], processed)
     every = cfg["eval"]["every"]
     evaluator = Evaluator(setup)
+    if part == "scratch":
+        result, times = {}, {}
+        result["scratch"], times["scratch"] = scratch(setup, evaluator)
+        _write_part(setup, evaluator, part, result, times, out, timing)
+        return
     token = new_token(setup)
     snap = load_checkpoint(checkpoint)
     restore(token, snap, cfg["unlearn"])
-    before = evaluator(token.model, full=True)
-    n, T, T_u = len(setup.clients), cfg["train"]["hops"], cfg["unlearn"]["hops"]
-    s, batch = cfg["unlearn"]["s"], cfg["train"]["batch_size"]
     default = rrdu_config(setup)
-    streams = range(cfg["unlearn"]["streams"])
+    if part == "sensitivity":
+        result, times = {}, {}
+        result["sensitivity"], times["sensitivity"] = sensitivity(setup, token, snap, evaluator, default)
+    elif part == "baselines":
+        result, times = {}, {}
+        result["baselines"], times["baselines"] = baselines(setup, token, snap, evaluator, every,
+                                                            cfg["unlearn"]["s"], cfg["train"]["batch_size"])
+    else:
+        result, times = baseline_and_sweeps(setup, token, snap, evaluator, default, every)
+        result = {**_head(setup), **result, "config": config_record(params)}
+    _write_part(setup, evaluator, part, result, times, out, timing)
+
+
+def _write_part(setup: Setup, evaluator: Evaluator, part: str, result: dict, times: dict, out: str,
+                timing: str) -> None:
+    write_json(out, {"part": part, **result})
+    write_json(timing, {"experiment": f"{setup.name}_ablations_{part}", "part": part, **times,
+                        "evaluation_s": evaluator.seconds})
+
+
+def baseline_and_sweeps(setup: Setup, token: Token, snap: Snapshot, evaluator: Evaluator, default: rrdu.RRDUConfig,
+                        every: int) -> tuple[dict, dict]:
+    """The baseline RR-DU run at the defaults on every unlearning stream, then Tables 14-17 (one value changed,
+    sigma recomputed, stream 0)."""
+    cfg = setup.cfg
+    before = evaluator(token.model, full=True)
     runs = [run_rrdu(setup, token, snap, default, evaluator, "baseline", every if k == 0 else 0, k == 0,
-                     full=True, stream=k) for k in streams]
+                     full=True, stream=k) for k in range(cfg["unlearn"]["streams"])]
     baseline, base_s = runs[0]
     log.info("%s baseline RR-DU: clean %.2f %%, ASR %.1f %% (sigma %.4g)", setup.name, baseline["final"]["clean"],
              baseline["final"]["asr"], baseline["sigma"])
-    result = {**_head(setup), "before": before, "baseline": baseline, "sweeps": {}, "config": config_record(params)}
+    result = {"before": before, "baseline": baseline, "sweeps": {},
+              "baseline_streams": [_stream_fields(rec) for rec, _ in runs],
+              "rrdu_cost": {"examples": baseline["examples"], "hops": cfg["unlearn"]["hops"]}}
     times = {"baseline_s": base_s, "baseline_streams_s": [t for _, t in runs], "sweeps": {}}
     for key in SWEEPS:
         result["sweeps"][key], times["sweeps"][key] = [], {}
@@ -562,17 +598,33 @@ def step_ablations(params: dict, dataset: str, processed: str, checkpoint: str, 
             times["sweeps"][key][f"{value:g}"] = seconds
             log.info("%s %s = %g: clean %.2f %%, ASR %.1f %%", setup.name, key, value, record["final"]["clean"],
                      record["final"]["asr"])
-    result["sensitivity"], times["sensitivity"] = sensitivity(setup, token, snap, evaluator, default)
-    result["baselines"], times["baselines"] = baselines(setup, token, snap, evaluator, every, s, batch)
-    result["streams"] = [{"stream": k, "rrdu": _stream_fields(rec),
-                          "finetune": _stream_fields(result["baselines"]["finetune"]["streams"][k])}
-                         for k, (rec, _) in enumerate(runs)]
-    scratch_rec, times["scratch"] = scratch(setup, evaluator)
-    result["scratch"] = scratch_rec
-    result["rrdu_cost"] = {"examples": baseline["examples"], "hops": T_u}
-    write_json(out, result)
-    write_json(timing, {"experiment": f"{setup.name}_ablations", **times, "evaluation_s": evaluator.seconds,
-                        "clients": n, "T": T})
+    return result, times
+
+
+def merge_ablations(parts: list[str], timings: list[str], out: str, timing: str) -> None:
+    """Join the parts' results (and timings) into the one ablations file the report reads; every part must be
+    there once, from the same dataset and configuration."""
+    results = {r["part"]: r for r in map(read_json, parts)}
+    times = {t["part"]: t for t in map(read_json, timings)}
+    for what, got in (("--parts", results), ("--timings", times)):
+        if sorted(got) != sorted(ABLATION_PARTS) or len(got) != len(parts):
+            raise ValueError(f"{what}: need one file per part {', '.join(ABLATION_PARTS)}; got {sorted(got)}")
+    base = results["baseline"]
+    streams = base.pop("baseline_streams")
+    finetune = results["baselines"]["baselines"]["finetune"]["streams"]
+    merged = {k: v for k, v in base.items() if k not in ("part", "config")}
+    merged.update(sensitivity=results["sensitivity"]["sensitivity"], baselines=results["baselines"]["baselines"],
+                  streams=[{"stream": k, "rrdu": rec, "finetune": finetune[k]} for k, rec in enumerate(streams)],
+                  scratch=results["scratch"]["scratch"], config=base["config"])
+    t = times["baseline"]
+    joined = {"experiment": t["experiment"].removesuffix("_baseline"), "baseline_s": t["baseline_s"],
+              "baseline_streams_s": t["baseline_streams_s"], "sweeps": t["sweeps"],
+              "sensitivity": times["sensitivity"]["sensitivity"], "baselines": times["baselines"]["baselines"],
+              "scratch": times["scratch"]["scratch"],
+              "evaluation_s": sum(x["evaluation_s"] for x in times.values()),
+              "clients": base["clients"], "T": base["T"]}
+    write_json(out, merged)
+    write_json(timing, joined)
 
 
 def _sweep_fields(record: dict) -> dict:
