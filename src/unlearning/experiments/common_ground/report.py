@@ -13,6 +13,7 @@ import pandas as pd
 
 from ...files import atomic_path
 from ...privacy import audit
+from ...report import claims
 from ...report.compare import UNINFORMATIVE, count_tables, read_table, statuses, verdict
 from ...report.index import Summary
 from ...report.page import Page, select
@@ -25,7 +26,9 @@ LABELS = {"sglu": "SGLU", "lu": "LU", "d2d": "D2D", "r2d": "R2D", "hf": "HF", "c
           "fats": "FATS-Unl", "hdus": "HDUS-approx", "rrdu": "RR-DU"}
 METRICS = ("test_accuracy", "forget_accuracy", "memorisation_gap", "loss_threshold_auc", "rmia_auc",
            "rmia_tpr_at_1pct_fpr", "rmia_tpr_at_0.1pct_fpr")
-REMOVED_WITHIN = 0.02  # a method "removed" the forget set when its memorisation gap is within this of retraining's
+# a per-seed memorisation-gap effect (paired over seeds) counts when its mean exceeds this and a one-sided paired
+# t-test rejects "none" at 5 % (report/claims.carried_paired): half a point of accuracy
+REMOVAL_MARGIN = 0.005
 
 
 VIOLATED, NOT_FAULTED = "violated", "not faulted"
@@ -143,13 +146,26 @@ def _mean_std(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def removal_status(gap: float, own_original_gap: float, retrain_gap: float) -> str:
-    """What the forget set's memorisation gap (forget minus test accuracy) says: the method removed it (within
-    REMOVED_WITHIN of retraining's), kept it, or had nothing to remove (its original's gap within twice that)."""
-    numbers = f"gap {gap:.3f}; its original {own_original_gap:.3f}, retraining {retrain_gap:.3f}"
-    if own_original_gap <= retrain_gap + 2 * REMOVED_WITHIN:  # not clearly beyond what "removed" tolerates
-        return f"vacuous: its original carried nothing measurable ({numbers})"
-    return ("removed" if gap <= retrain_gap + REMOVED_WITHIN else "kept") + f": {numbers}"
+def removal_status(gap: list[float], own_original_gap: list[float], retrain_gap: list[float],
+                   margin: float = REMOVAL_MARGIN) -> str:
+    """What the forget set's memorisation gap (forget minus test accuracy) says, each argument one value per seed
+    (paired): "uninformative" unless the method's original carried the forget set (its gap above retraining's);
+    then "removed" when the method is measurably below its original and not measurably above retraining, "kept"
+    when the reverse, "partly removed" when both, "uninformative" when neither is measurable. Measurable: the
+    mean paired difference exceeds `margin` and a one-sided paired t-test rejects no difference at 5 %."""
+    diff = lambda a, b: [x - y for x, y in zip(a, b, strict=True)]  # noqa: E731
+    mean = lambda xs: sum(xs) / len(xs)  # noqa: E731
+    numbers = (f"gap {mean(gap):.3f}; its original {mean(own_original_gap):.3f}, retraining {mean(retrain_gap):.3f}; "
+               f"{len(gap)} seed{'s' * (len(gap) > 1)}")
+    carried = claims.carried_paired(diff(own_original_gap, retrain_gap), margin, "original minus retraining")
+    if not carried.ok:
+        return f"{UNINFORMATIVE}: its original carried nothing measurable ({numbers}; {carried.what})"
+    removed = claims.carried_paired(diff(own_original_gap, gap), margin, "original minus method").ok
+    kept = claims.carried_paired(diff(gap, retrain_gap), margin, "method minus retraining").ok
+    if removed == kept:
+        return (f"partly removed: {numbers}" if removed else
+                f"{UNINFORMATIVE}: neither the removal nor what is left is measurable ({numbers})")
+    return ("removed" if removed else "kept") + f": {numbers}"
 
 
 def decentralized_tables(results: list[dict], timings: dict) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
@@ -166,16 +182,17 @@ def decentralized_tables(results: list[dict], timings: dict) -> tuple[dict[str, 
         if part.empty:
             tables[setting] = part
             continue
-        own = originals[originals.setting == setting].set_index("key")["memorisation_gap"]
-        retrain_gap = float(part.loc[part.key == "retrain", "memorisation_gap"].iloc[0]) \
-            if (part.key == "retrain").any() else None
+        per_seed = rows[rows.setting == setting]
+        gaps = lambda group, key: per_seed[(per_seed.group == group) & (per_seed.key == key)].sort_values(  # noqa
+            "seed").memorisation_gap.tolist()
+        retrain_gap = gaps("methods", "retrain") or None
         part["method"] = [LABELS[k] for k in part.key]
         part["unlearn_s"] = [timings.get(setting, {}).get(k) for k in part.key]
         part["status"] = [
             "reference: exact retraining" if k == "retrain" else
             "missing: no retraining to compare with" if retrain_gap is None else
-            removal_status(g, float(own[tb]), retrain_gap)
-            for k, tb, g in zip(part.key, part.trained_by, part.memorisation_gap)]
+            removal_status(gaps("methods", k), gaps("originals", tb), retrain_gap)
+            for k, tb in zip(part.key, part.trained_by)]
         r0 = next(r for r in results if r["setting"] == setting)
         extra = [{"setting": setting, "method": LABELS[m], "status": f"does not apply: {why}"}
                   for m, why in r0["does_not_apply"].items()]
@@ -210,7 +227,7 @@ def utility_cost_figure(tables: dict[str, pd.DataFrame], centralized: dict[str, 
     from ...report import style
 
     style.apply()
-    panels = [(f"decentralized {s} removal", t[t.status.str.match("(reference|removed|kept|vacuous)")])
+    panels = [(f"decentralized {s} removal", t[t.status.str.match(f"(reference|removed|kept|partly removed|{UNINFORMATIVE})")])
               for s, t in tables.items() if not t.empty]
     for title, c in centralized.items():
         if "status" not in c or "test_acc_unlearned" not in c:
@@ -376,9 +393,10 @@ DEC_TEXT = {
         "its data. Each method starts from the trained state its paper assumes (`trained_by`; PDUDT from the same "
         "task trained by its Eq. 2, FedRecovery from FedSGD, FATS-Unl from FedAvg over sampled clients, HDUS from its "
         "seed models) and is judged on the remaining clients' models, averaged over them. memorisation_gap: forget "
-        "minus test accuracy (about 0 for a model that never saw the forget set, IID data); status: removed when "
-        "within 0.02 of retraining's, vacuous when the method's own original was within 0.04 of it (nothing "
-        "measurable to remove). Attacks: the loss threshold (the papers' style) and RMIA against reference models "
+        "minus test accuracy (about 0 for a model that never saw the forget set, IID data); status, paired over "
+        "seeds: uninformative unless the method's own original carried the forget set (its gap above retraining's by "
+        "more than 0.005 on average, one-sided paired t-test at 5 %); then removed when the method is measurably "
+        "below its original and not above retraining, kept when the reverse, partly removed when both. Attacks: the loss threshold (the papers' style) and RMIA against reference models "
         "trained on half the test set, TPR at 1 % and 0.1 % FPR. Costs: per-sample gradient evaluations, bytes "
         "read from stored histories, floats communicated; claimed_epsilon: empty where the method claims none "
         "(the claim column of the result file says why). Mean over seeds, std beside the accuracies."),
@@ -397,10 +415,12 @@ def plain_summary(tables: dict[str, pd.DataFrame], centralized: dict[str, pd.Dat
             continue
         done = t[t.status.str.startswith("removed")].method.tolist()
         kept = t[t.status.str.startswith("kept")].method.tolist()
-        vacuous = t[t.status.str.startswith("vacuous")].method.tolist()
+        partly = t[t.status.str.startswith("partly removed")].method.tolist()
+        silent = t[t.status.str.startswith(UNINFORMATIVE)].method.tolist()
         lines.append(f"- {setting} removal: removed like retraining: {', '.join(done) or 'none'}; kept what their "
-                     f"original carried: {', '.join(kept) or 'none'}; nothing to remove (their original carried "
-                     f"nothing measurable): {', '.join(vacuous) or 'none'}.")
+                     f"original carried: {', '.join(kept) or 'none'}; removed part of it: {', '.join(partly) or 'none'}; "
+                     f"uninformative (nothing measurable to remove, or neither removal nor what is left measurable): "
+                     f"{', '.join(silent) or 'none'}.")
         ref = t[t.method == "retrain"]
         if not ref.empty and ref.gradient_evaluations.iloc[0]:
             cheap = t[t.status.str.startswith("removed") & (t.gradient_evaluations < ref.gradient_evaluations.iloc[0])]
