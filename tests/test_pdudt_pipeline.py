@@ -50,6 +50,34 @@ def test_fedrecovery_is_exact_after_one_round(tiny, tmp_path):
     assert unlearned.clients == [-1]
 
 
+def test_fedrecovery_server_is_fedavg_under_model_mixing(tiny):
+    """Issue 37: under the default model mixing too, the server runs FedAvg: after a round every client holds the
+    same model, and it is one FedAvg step written by hand (each client's local SGD epoch from w, then the mean)."""
+    from torch.func import grad
+
+    from unlearning.seeding import generator
+    from unlearning.train.dsgd import client_batches, make_loss
+
+    params, features, split = tiny
+    params = copy.deepcopy(params)
+    params["spine"]["train"]["mixing"] = "model"
+    setup = load_setup(params, "spine", features, split)
+    sched = server_schedule(setup)
+    assert sched.optimizer == "sgd" and sched.l2 == 0
+    theta, _ = train_server(setup, 1)
+    torch.testing.assert_close(theta, theta[0].expand_as(theta), atol=1e-6, rtol=0)  # one global model
+    step = grad(make_loss(setup.model, setup.spec))
+    local = []
+    for c in range(setup.cfg["clients"]):
+        w = setup.theta0.clone()
+        for b in client_batches(setup.data.indices[c], setup.data.keep[c], generator(sched.seed, "batches", c, 0),
+                                sched.batch_size, sched.local_epochs, sched.local_steps):
+            b = b.to(w.device)
+            w = w - sched.lr * step(w, setup.data.x[b], setup.data.y[b], torch.ones(len(b), device=w.device))
+        local.append(w)
+    torch.testing.assert_close(theta.mean(0), torch.stack(local).mean(0), atol=1e-5, rtol=0)
+
+
 def test_fedrecovery_noise_is_sigma_on_the_global_model(tiny, tmp_path):
     params, features, split = tiny
     setup = load_setup(one_minibatch(params), "spine", features, split)

@@ -123,7 +123,9 @@ PDUDT_NOISED = ("perturbed_retrain", "pdudt", "pdudt_es", "noise_only", "fedreco
 PDUDT_SERVERS = ("fedrecovery", "fats", "hdus")  # baselines with a training run of their own
 PDUDT_UNLEARNED = (*PDUDT_NOISED, "fats", "hdus")
 PDUDT_CONTINUED = ("original", "retrain", "perturbed_retrain", "pdudt", "pdudt_es", "noise_only")
-PDUDT_EVALUATED = ["original", *PDUDT["methods"]]
+# FedRecovery is judged against its own original, the FedAvg server's global model before the removal
+PDUDT_EVALUATED = ["original", *PDUDT["methods"], *(["fedrecovery_original"] if "fedrecovery" in PDUDT["methods"]
+                                                     else [])]
 
 
 def pdudt_trained_dir(exp, method):
@@ -153,6 +155,8 @@ def pdudt_method_params(exp, method):
 def pdudt_models_a(exp, method):
     if method == "original":
         return f"artifacts/{exp}/pretrain/models.safetensors"
+    if method == "fedrecovery_original":
+        return f"artifacts/{exp}/server/fedrecovery/models.safetensors"
     return f"artifacts/{exp}/unlearn/{method}/models.safetensors"
 
 
@@ -165,7 +169,7 @@ def pdudt_evaluate_inputs(wc):
     }
     if wc.method in PDUDT_CONTINUED:
         inputs["models_b"] = f"artifacts/{wc.exp}/subsequent/{wc.method}/models.safetensors"
-    if wc.method != "original":
+    if wc.method not in ("original", "fedrecovery_original"):
         inputs["cost"] = inputs["models_a"].replace("models.safetensors", "cost.json")
     return inputs
 

@@ -137,7 +137,7 @@ rule pdudt_evaluate:
         "results/{exp}/{method}.json",
     wildcard_constraints:
         exp="pdudt(-[a-z0-9]+)?_[a-z0-9_]+",
-        method="|".join(("original", "retrain", *PDUDT_UNLEARNED)),
+        method="|".join(("original", "fedrecovery_original", "retrain", *PDUDT_UNLEARNED)),
     params:
         optional=pdudt_evaluate_options,
         cfg=lambda wc: {k: experiment_config(config, wc.exp)[k] for k in ("eval", "mia")},

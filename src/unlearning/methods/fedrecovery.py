@@ -1,8 +1,9 @@
 """FedRecovery (Zhang et al., TIFS 2023), a server-based approximate unlearning baseline.
 
 The server trains by full-participation FedAvg, w^{t+1} = w^t - eta (1/n) sum_j g^t_j with the same one-epoch
-pseudo-gradients, and stores every g^t_j. Gradient-mixing D-SGD on the complete graph is exactly this:
-the MH weights there are all 1/n, so every client holds the global model. To forget client u:
+pseudo-gradients, and stores every g^t_j. Gradient-mixing D-SGD on the complete graph is exactly this, whatever
+the experiment's own mixing: the weights there are all 1/n, so every client holds the global model. (Model mixing
+on that graph would not be: client i would keep its own step, mean_j w_j - eta g_i.) To forget client u:
 
     delta^t = (eta / n) [ (1/(n-1)) sum_{j != u} g^t_j - g^t_u ]
     p^t     = || (1/n) sum_j g^t_j ||^2 / sum_{t' < t1} || (1/n) sum_j g^{t'}_j ||^2
@@ -24,8 +25,9 @@ from . import Cost, TrainedState, Unlearned, register
 
 
 def server_schedule(setup: Setup) -> Schedule:
-    """The experiment's schedule with every round's graph complete: W = (1/n) 1 1^T."""
-    return dataclasses.replace(setup.schedule(), topology="complete")
+    """The experiment's schedule as FedAvg: every round's graph complete (W = (1/n) 1 1^T) and the gradients mixed,
+    so every client holds w^t after every round."""
+    return dataclasses.replace(setup.schedule(), topology="complete", mixing="gradient")
 
 
 def train_server(setup: Setup, rounds: int, history=None) -> tuple[torch.Tensor, TrainLog]:
@@ -62,7 +64,7 @@ def fedrecovery(state: TrainedState, request: ForgetRequest, params: dict) -> Un
     start = time.perf_counter()
     history = state.history()
     target_row = history.meta["clients"].index(request.removed[0])
-    global_model = state.theta[0].cpu()
+    global_model = state.theta.mean(0).cpu()  # the rows are w^{t1}, equal up to rounding
     theta = global_model - correction(history, target_row, s.cfg["train"]["lr"])
     theta = theta + global_noise(history.dim, params["sigma"], s.seed, s.name)
     cost = Cost(time.perf_counter() - start, grad_evals=0, bytes_read=history.bytes_read)

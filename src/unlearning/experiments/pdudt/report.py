@@ -43,7 +43,7 @@ from ...resolved import check_inputs
 TABLES = ("table2", "table3", "figure1", "figure2", "subsequent", "gaps", "settings", "gradient_norms")
 LABELS = {"original": "Origin", "original_all": "Origin (all n clients)", "retrain": "Retrain",
           "perturbed_retrain": "Perturbed retrain", "fats": "FATS-Unl", "fedrecovery": "FedRecovery",
-          "hdus": "HDUS-approx", "pdudt": "PDUDT", "pdudt_es": "PDUDT (ES)", "noise_only": "Noise only (no correction)"}
+          "fedrecovery_original": "FedRecovery's original (FedAvg)", "hdus": "HDUS-approx", "pdudt": "PDUDT", "pdudt_es": "PDUDT (ES)", "noise_only": "Noise only (no correction)"}
 PAPER_ROW = {"original_all": "original"}   # rows compared with another row of the paper's table
 TABLE3_TOLERANCE = {"original": 5.0, "original_all": 5.0}
 # Table 2 claims, as ratios to Retrain's time in % (spec 8): PDUDT saves > 99 %, FATS-Unl takes 40-55 %,
@@ -86,8 +86,11 @@ CHOICES = [
     "judged twice: on the same remaining clients' models, and as the whole system before unlearning (the average of "
     "all n clients' models, the target's included), row `Origin (all n clients)`, which Figure 2's collapse check "
     "uses as 'before'.",
-    "- FedRecovery: full-participation FedAvg with the same pseudo-gradients (the complete graph's W = 1/n), "
-    "one global model, noise sigma without the sqrt(n-1) factor. It has no subsequent rounds, so only A.",
+    "- FedRecovery: full-participation FedAvg with the same pseudo-gradients (the complete graph's W = 1/n, the "
+    "gradients mixed whatever pdudt.train.mixing says, so every client holds the global model after every round), "
+    "one global model, noise sigma without the sqrt(n-1) factor. Its removal is measured against its own original "
+    "(row `FedRecovery's original (FedAvg)`: the server's global model before unlearning). No subsequent rounds, so "
+    "only A.",
     "- FATS-Unl: FedAvg with K = fats.clients_per_round clients drawn with replacement and deduplicated each round, "
     "sample-weighted averaging; rollback to the target's first round and exact replay without it. No noise, "
     "no subsequent rounds: only A.",
@@ -157,8 +160,8 @@ def table3(results: list[dict], missing: dict[str, str], default_sigma: dict[str
     by_key = {(_dataset(r["experiment"]), r["method"]): r for r in results}
     rows = []
     for d in sorted({_dataset(r["experiment"]) for r in results}):
-        for method in ("original", "original_all", "retrain", "fats", "fedrecovery", "hdus", "pdudt", "pdudt_es",
-                       "noise_only", "perturbed_retrain"):
+        for method in ("original", "original_all", "retrain", "fats", "fedrecovery_original", "fedrecovery", "hdus",
+                       "pdudt", "pdudt_es", "noise_only", "perturbed_retrain"):
             paper = ref[(ref.method == PAPER_ROW.get(method, method)) & (ref.dataset == d)]
             base = {"dataset": d, "method": method,
                     "paper_mean": float(paper.paper_precision_mean.iloc[0]) if len(paper) else None,
@@ -330,6 +333,10 @@ def figure2_verdict(f2: pd.DataFrame, target_class: int) -> str:
             else:
                 text += (f" At {checkpoint} the uncorrected (noise-only) models keep none of it either: what "
                          "removes it there is not the correction.")
+        own, after = acc.get(("fedrecovery_original", "A")), acc.get(("fedrecovery", "A"))
+        if own is not None and after is not None:
+            text += (f" FedRecovery, against its own original (FedAvg, class {target_class} at {own:.3f}): "
+                     f"{after:.3f} after unlearning.")
         texts.append(text)
     return " ".join(texts)
 

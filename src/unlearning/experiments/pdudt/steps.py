@@ -400,6 +400,8 @@ def step_evaluate(params: dict, name: str, method: str, features: str, split: st
         if path is None or method == "hdus":
             continue
         variants, clients, _ = load_variants(path)
+        if method == "fedrecovery_original":  # the FedAvg server's w^{t1}: its rows are equal, the model is their mean
+            variants, clients = [(s, t.mean(0, keepdim=True)) for s, t in variants], [-1]
         if method == "original":
             # Origin is judged on the same remaining clients as every method, and also as the whole system
             # before unlearning: all n clients, the target's model included (its average is the global model)
