@@ -62,6 +62,16 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
                        "paper's report (reads <out-dir>/<paper>/)")
     s.add_argument("--out-dir", required=True)
     s.set_defaults(run=run)
+    t = sub.add_parser("papers-table", help="the README's table of papers: each paper's main recorded run and its "
+                       "cell counts, computed from reports/recorded/ (does not read params.yaml)")
+    t.add_argument("--root", default=".", help="the repository's root (default: here)")
+    t.set_defaults(run=papers_table, needs_params=False)
+
+
+def papers_table(args) -> str:
+    from .records import papers_table as table
+
+    return table(args.root)
 
 
 def run(params: dict, args) -> None:
