@@ -59,4 +59,4 @@ def test_the_table_of_papers_is_the_records():
     from unlearning.experiments.common.records import papers_table
 
     shown = README.read_text().split("<!-- papers-table -->\n", 1)[1].split("\n<!-- /papers-table -->", 1)[0]
-    assert shown == papers_table(ROOT), "the README's table of papers drifted: paste `python -m unlearning papers-table`"
+    assert shown == papers_table(ROOT), "the README's table drifted: paste `python -m unlearning papers-table`"

@@ -227,8 +227,8 @@ def utility_cost_figure(tables: dict[str, pd.DataFrame], centralized: dict[str, 
     from ...report import style
 
     style.apply()
-    panels = [(f"decentralized {s} removal", t[t.status.str.match(f"(reference|removed|kept|partly removed|{UNINFORMATIVE})")])
-              for s, t in tables.items() if not t.empty]
+    judged = f"(reference|removed|kept|partly removed|{UNINFORMATIVE})"
+    panels = [(f"decentralized {s} removal", t[t.status.str.match(judged)]) for s, t in tables.items() if not t.empty]
     for title, c in centralized.items():
         if "status" not in c or "test_acc_unlearned" not in c:
             continue
@@ -396,9 +396,10 @@ DEC_TEXT = {
         "minus test accuracy (about 0 for a model that never saw the forget set, IID data); status, paired over "
         "seeds: uninformative unless the method's own original carried the forget set (its gap above retraining's by "
         "more than 0.005 on average, one-sided paired t-test at 5 %); then removed when the method is measurably "
-        "below its original and not above retraining, kept when the reverse, partly removed when both. Attacks: the loss threshold (the papers' style) and RMIA against reference models "
-        "trained on half the test set, TPR at 1 % and 0.1 % FPR. Costs: per-sample gradient evaluations, bytes "
-        "read from stored histories, floats communicated; claimed_epsilon: empty where the method claims none "
+        "below its original and not above retraining, kept when the reverse, partly removed when both. Attacks: "
+        "the loss threshold (the papers' style) and RMIA against reference models trained on half the test set, "
+        "TPR at 1 % and 0.1 % FPR. Costs: per-sample gradient evaluations, bytes read from stored histories, "
+        "floats communicated; claimed_epsilon: empty where the method claims none "
         "(the claim column of the result file says why). Mean over seeds, std beside the accuracies."),
     "sample": (
         "The same task; 10 % of every client's data leaves (`forget.kind: fraction`). Columns as above; DU runs "
@@ -418,7 +419,8 @@ def plain_summary(tables: dict[str, pd.DataFrame], centralized: dict[str, pd.Dat
         partly = t[t.status.str.startswith("partly removed")].method.tolist()
         silent = t[t.status.str.startswith(UNINFORMATIVE)].method.tolist()
         lines.append(f"- {setting} removal: removed like retraining: {', '.join(done) or 'none'}; kept what their "
-                     f"original carried: {', '.join(kept) or 'none'}; removed part of it: {', '.join(partly) or 'none'}; "
+                     f"original carried: {', '.join(kept) or 'none'}; removed part of it: "
+                     f"{', '.join(partly) or 'none'}; "
                      f"uninformative (nothing measurable to remove, or neither removal nor what is left measurable): "
                      f"{', '.join(silent) or 'none'}.")
         ref = t[t.method == "retrain"]

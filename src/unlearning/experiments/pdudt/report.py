@@ -43,7 +43,8 @@ from ...resolved import check_inputs
 TABLES = ("table2", "table3", "figure1", "figure2", "subsequent", "gaps", "settings", "gradient_norms")
 LABELS = {"original": "Origin", "original_all": "Origin (all n clients)", "retrain": "Retrain",
           "perturbed_retrain": "Perturbed retrain", "fats": "FATS-Unl", "fedrecovery": "FedRecovery",
-          "fedrecovery_original": "FedRecovery's original (FedAvg)", "hdus": "HDUS-approx", "pdudt": "PDUDT", "pdudt_es": "PDUDT (ES)", "noise_only": "Noise only (no correction)"}
+          "fedrecovery_original": "FedRecovery's original (FedAvg)", "hdus": "HDUS-approx", "pdudt": "PDUDT",
+          "pdudt_es": "PDUDT (ES)", "noise_only": "Noise only (no correction)"}
 PAPER_ROW = {"original_all": "original"}   # rows compared with another row of the paper's table
 TABLE3_TOLERANCE = {"original": 5.0, "original_all": 5.0}
 # Table 2 claims, as ratios to Retrain's time in % (spec 8): PDUDT saves > 99 %, FATS-Unl takes 40-55 %,

@@ -11,9 +11,10 @@ original theta_0. Every unlearning method then starts from theta_0 and its Adam 
   no projection (sigma = 0, rho = infinity), T_u hops each, the same routing / minibatch / noise streams and
   dropout draws for every p; then the same runs under each other optimizer semantics of rrdu.table3.semantics
   (spec 2.4; `table3_semantics`). Writes the original's checkpoint (theta_0, BN buffers, Adam state).
-- `step_ablation_part` (the first seed; four independent jobs joined by `merge_ablations`): the "baseline" RR-DU run at the defaults (p, s, rho, L, epsilon, delta;
-  sigma from Cor. 5.2), shared by Tables 14-17 and Figure 1; Tables 14-17 (rho, L, epsilon, delta: one value
-  changed, sigma recomputed, the baseline's streams), the baselines of Figure 1 on D minus D_f (fine-tuning,
+- `step_ablation_part` (the first seed; four independent jobs joined by `merge_ablations`): the "baseline" RR-DU
+  run at the defaults (p, s, rho, L, epsilon, delta; sigma from Cor. 5.2), shared by Tables 14-17 and Figure 1;
+  Tables 14-17 (rho, L, epsilon, delta: one value changed, sigma recomputed, the baseline's streams); Spec A1's
+  sensitivity reading (one local epoch per non-u hop); the baselines of Figure 1 on D minus D_f (fine-tuning,
   DDP, DP-SGD; methods/rrdu_baselines.py) and retraining from scratch (Alg. 2 on D minus D_f from the original's
   initialisation and walk streams, T and 2T hops).
 
