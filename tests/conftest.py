@@ -55,7 +55,15 @@ def pytest_report_header(config):
     return f"test device: {config.test_device} (--device {config.getoption('--device')})"
 
 
+# fixtures that run the workflow (Snakemake or `dvc repro`): a test using one is marked slow, so that
+# `pytest -m "not slow"` is the edit loop (README); the full suite (.ci/run) runs them all
+WORKFLOW_FIXTURES = {"tiny_run", "two_runs", "quick_run", "workdir", "repo", "slurm_env"}
+
+
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if WORKFLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
     if config.test_device.type == "cuda":
         return
     reason = ("needs CUDA: torch sees no CUDA device" if not torch.cuda.is_available()
