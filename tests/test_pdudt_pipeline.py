@@ -366,6 +366,7 @@ def test_settings_table_says_where_origin_carries_the_target(params):
     iid = results[2]["checkpoints"]["A"][0]
     iid.update(per_client_forget_accuracy={"0": 0.8, "1": 0.6}, per_client_own_data_accuracy={"0": 1.0, "1": 0.9})
     results[2]["all_clients"] = {"A": [{**iid, "per_client_forget_accuracy": {"0": 0.8, "1": 0.6, "9": 1.0}}]}
+    results[4]["checkpoints"]["A"][0]["mia_loss_threshold_auc"] = 0.61
     table = report.settings_table(params, results)
     origin = table[(table.method == "original") & (table.checkpoint == "A")].set_index("setting")
     assert origin.loc["iid", "target_model_on_target_data"] == 1.0  # client 9, the target, from all clients
@@ -375,7 +376,10 @@ def test_settings_table_says_where_origin_carries_the_target(params):
     assert origin.loc["default", "origin_carries"].startswith("not carried")
     assert origin.loc["iid", "origin_carries"].startswith("carried") and origin.loc["iid", "partition"] == "iid"
     assert pd.isna(origin.loc["iid", "target_class_accuracy"])  # the class is not the target's in IID
-    assert origin.loc["cnn", "origin_carries"] == "carried: Origin's precision 50.0, AUC 50.0, target class 0.700"
+    # issue 37: the attack-free loss test stands beside both attacks (shown, not a criterion)
+    assert origin.loc["cnn", "loss_test_auc"] == 0.61 and origin.loc["default", "loss_test_auc"] == 0.5
+    assert origin.loc["cnn", "origin_carries"] == ("carried: Origin's precision 50.0, AUC 50.0, loss test AUC 0.610 "
+                                                   "(not a criterion), target class 0.700")
     assert (origin.loc["mix", "mixing"], origin.loc["mix", "local_work"]) == ("gradient", "1 epoch")
     assert (origin.loc["default", "mixing"], origin.loc["default", "local_work"]) == ("model", "1 step")
     verdict = report.settings_verdict(table)
