@@ -15,6 +15,7 @@ from unlearning.files import load_tensors
 from unlearning.history import History
 from unlearning.methods import TrainedState, get_method
 from unlearning.methods.pdudt import client_correction, client_noise
+from unlearning.methods.pdudt import unlearn as pdudt_unlearn
 from unlearning.privacy.gaussian import epsilon, sigma_for
 from unlearning.privacy.pdudt_bound import BoundInputs, d1_bound, step_size_limit
 from unlearning.topology import metropolis_hastings, metropolis_hastings_without, sample_graph
@@ -98,6 +99,23 @@ def test_accumulator_equals_stored_history_replay(five_rounds):
         online = online_accumulator(history, lr, horizon)
         for c in range(N - 1):
             torch.testing.assert_close(client_correction(history, c, lr, horizon), online[c], atol=1e-7, rtol=1e-5)
+
+
+def test_the_sum_ablation_drops_eq9s_weights(five_rounds):
+    """weights="sum" (issue 37's ablation): sum_t delta^t_i, every round's residual at weight 1, where Eq. 9 takes
+    the p^t-weighted average; an unknown weighting is refused by name."""
+    params, state = five_rounds
+    history, lr = state.history(), params["spine"]["train"]["lr"]
+    for c in range(N - 1):
+        by_round = [client_correction(history, c, lr, t + 1, "sum") - client_correction(history, c, lr, t, "sum")
+                    for t in range(5)]
+        w, w_hat = history.mixing["W"][2][c].float(), history.mixing["W_without"][2][c].float()
+        torch.testing.assert_close(by_round[2], lr * (w_hat - w) @ history.grads(2), atol=1e-7, rtol=1e-5)
+        assert not torch.allclose(client_correction(history, c, lr, 5, "sum"), client_correction(history, c, lr, 5))
+    ablation = pdudt_unlearn(state, state.setup.request, 0.0, None, weights="sum")
+    assert ablation.certificate["weights"] == "sum"
+    with pytest.raises(ValueError, match="weights 'plain': unknown; valid: eq8, sum"):
+        client_correction(history, 0, lr, 5, "plain")
 
 
 def test_es_over_the_full_horizon_is_pdudt(five_rounds):

@@ -10,7 +10,9 @@ zero row and column there), and computes
     theta^u_i   = theta-bar_i + z_i,  z_i ~ N(0, (n-1) sigma^2 I) (Algorithm 2, lines 14-15)
 
 PDUDT(ES) sums over the first `es_rounds` rounds only, with p renormalised there (Appendix D).
-`noise_only` is the ablation of spec 7-N: the noise without the correction.
+`noise_only` is the ablation of spec 7-N: the noise without the correction. `weights="sum"` is the other ablation
+(spec note of 2026-11-26, 4): the plain sum of the residuals, sum_t delta^t_i, in place of Eq. 9's normalised
+weights; the paper prints the weights, so the sum is an ablation, never the method.
 
 The history is what every client computed and stored during training (Algorithm 2, lines 4-5): its
 pseudo-gradients and the round's W. Eq. 7 is derived for gradient mixing (Eq. 2), where it is the residual with
@@ -32,21 +34,26 @@ from ..seeding import generator
 from ..train.dsgd import check_finite
 from . import Cost, TrainedState, Unlearned, register
 
+WEIGHTS = ("eq8", "sum")  # Eq. 8-9's normalised weights p^t_i (the paper), or 1 for every round (the ablation)
 
-def client_correction(history: History, row: int, lr: float, horizon: int) -> torch.Tensor:
-    """sum_t p^t_i delta^t_i for the client stored in row `row`, reading only its own history."""
+
+def client_correction(history: History, row: int, lr: float, horizon: int, weights: str = "eq8") -> torch.Tensor:
+    """sum_t p^t_i delta^t_i for the client stored in row `row`, reading only its own history (weights "sum":
+    sum_t delta^t_i)."""
+    if weights not in WEIGHTS:
+        raise ValueError(f"weights {weights!r}: unknown; valid: {', '.join(WEIGHTS)}")
     total, weight_sum = None, 0.0
     for t in range(horizon):
         w, w_hat = history.mixing["W"][t][row], history.mixing["W_without"][t][row]
         rows = torch.nonzero(w).flatten().tolist()  # itself and its neighbours in round t
         grads = history.grads(t, rows)
         delta = lr * ((w_hat[rows] - w[rows]).float() @ grads)
-        a = float(((w[rows].float() @ grads) ** 2).sum())
+        a = float(((w[rows].float() @ grads) ** 2).sum()) if weights == "eq8" else 1.0
         total = a * delta if total is None else total + a * delta
         weight_sum += a
     if total is None or weight_sum == 0.0:
         return torch.zeros(history.dim)
-    return total / weight_sum
+    return total / weight_sum if weights == "eq8" else total
 
 
 def client_noise(dim: int, n: int, sigma: float, seed: int, *keys) -> torch.Tensor:
@@ -73,7 +80,7 @@ def add_noise(theta: torch.Tensor, clients: list[int], n: int, sigma: float, see
 
 
 def unlearn(state: TrainedState, request: ForgetRequest, sigma: float, horizon: int | None,
-            correct: bool = True) -> Unlearned:
+            correct: bool = True, weights: str = "eq8") -> Unlearned:
     s = state.setup
     target = _target(state, request)
     start = time.perf_counter()
@@ -83,15 +90,16 @@ def unlearn(state: TrainedState, request: ForgetRequest, sigma: float, horizon: 
     clients = [c for c in state.clients if c != target]
     theta = torch.stack([state.theta[state.clients.index(c)] for c in clients]).cpu()
     if correct:
-        corrections = torch.stack([client_correction(history, stored.index(c), s.cfg["train"]["lr"], horizon)
-                                   for c in clients])
+        corrections = torch.stack([client_correction(history, stored.index(c), s.cfg["train"]["lr"], horizon,
+                                                     weights) for c in clients])
         theta = theta - corrections
         check_finite(theta, f"{s.name}: PDUDT's corrected models ({horizon} rounds of stored gradients)")
     theta = add_noise(theta, clients, len(state.clients), sigma, s.seed, s.name)
     cert = {"sigma": sigma, "noise_std_per_client": math.sqrt(len(state.clients) - 1) * sigma,
             "beta": s.params["privacy"]["delta"], "rounds_used": horizon if correct else 0,
             "reference": "perturbed retraining (PDUDT Cor. 4.10)",
-            "replay": REPLAY[s.cfg["train"]["mixing"]] if correct else None}
+            "replay": REPLAY[s.cfg["train"]["mixing"]] if correct else None,
+            "weights": weights if correct else None}
     cost = Cost(time.perf_counter() - start, grad_evals=0, bytes_read=history.bytes_read)
     return Unlearned(theta.to(s.device), clients, cost, cert)
 

@@ -141,9 +141,14 @@ def _step_hdus(setup: Setup, trained_dir: str, out: Path, timing: str) -> None:
 def step_gaps(params: dict, name: str, features: str, split: str, pretrain_dir: str, retrain_models: str,
               out: str) -> None:
     """Spec 7-N: how much the correction itself contributes. Without noise, the gap between the averaged
-    corrected models and the averaged retrained models, ||avg theta-bar - avg theta-tilde||, for PDUDT, PDUDT(ES)
-    and no correction (noise only), the mean per-client gap, and the epsilon each gap implies at every sigma
-    (Def. 4.3, beta = privacy.delta): the empirical Delta_emp of spec 2.5, a diagnostic, not a certificate."""
+    corrected models and the averaged retrained models, ||avg theta-bar - avg theta-tilde||, for PDUDT, PDUDT(ES),
+    no correction (noise only) and the plain sum of the residuals in place of Eq. 9's weights (pdudt_sum, an
+    ablation), the mean per-client gap, the correction's norm relative to the true gap ||avg theta^{t1} - avg
+    theta-tilde|| (the uncorrected one), the averaged model's accuracy on the target's class and on the others,
+    and the epsilon each gap implies at every sigma (Def. 4.3, beta = privacy.delta): the empirical Delta_emp of
+    spec 2.5, a diagnostic, not a certificate."""
+    from ...evaluate.metrics import per_sample_loss_and_pred
+    from ...methods import pdudt
     from ...privacy.gaussian import epsilon
 
     setup = load_setup(params, name, features, split)
@@ -151,17 +156,30 @@ def step_gaps(params: dict, name: str, features: str, split: str, pretrain_dir: 
     state = _state(setup, pretrain_dir)
     retrained, clients, _ = load_variants(retrain_models)
     retrained = retrained[0][1].cpu()
+    target_class, y_test = cfg["forget"]["class"], setup.y_test.cpu()
+    runs = {method: get_method(method)(state, setup.request, {"sigma": 0.0, **cfg.get(method, {})})
+            for method in ("pdudt", "pdudt_es", "noise_only")}
+    runs["pdudt_sum"] = pdudt.unlearn(state, setup.request, 0.0, None, weights="sum")
+    original = runs["noise_only"].theta.cpu()  # the remaining clients' models at t1, uncorrected
+    true_gap = float((original.mean(0) - retrained.mean(0)).norm())
     rows = {}
-    for method in ("pdudt", "pdudt_es", "noise_only"):
-        result = get_method(method)(state, setup.request, {"sigma": 0.0, **cfg.get(method, {})})
+    for method, result in runs.items():
         if result.clients != clients:
             raise ValueError(f"{retrain_models}: clients {clients}, but {method} kept {result.clients}")
         corrected = result.theta.cpu()
         gap = float((corrected.mean(0) - retrained.mean(0)).norm())
+        pred = per_sample_loss_and_pred(setup, corrected.mean(0).to(setup.device), setup.x_test, setup.y_test)[1]
+        right = pred.cpu() == y_test
         rows[method] = {"averaged_model_gap": gap,
                         "client_gap_mean": float((corrected - retrained).norm(dim=1).mean()),
+                        "correction_over_gap": float((original - corrected).mean(0).norm()) / true_gap
+                        if true_gap else None,
+                        "test_accuracy": float(right.float().mean()),
+                        "target_class_accuracy": float(right[y_test == target_class].float().mean()),
+                        "other_classes_accuracy": float(right[y_test != target_class].float().mean()),
                         "implied_epsilon": {str(sigma): epsilon(gap, sigma, beta) for sigma in cfg["sigmas"]}}
-        log.info("%s: ||avg corrected - avg retrained|| = %.5f", method, gap)
+        log.info("%s: ||avg corrected - avg retrained|| = %.5f (uncorrected %.5f), correction / gap %.3g", method,
+                 gap, true_gap, rows[method]["correction_over_gap"] or 0.0)
     write_json(out, {"experiment": name, "beta": beta, "checkpoint": "A, before noise", "methods": rows,
                      "gradient_norms": gradient_norms(History(Path(pretrain_dir) / "history"),
                                                       cfg["forget"]["client"]),
