@@ -154,6 +154,7 @@ def test_pdudt_replays_a_model_mixing_history_and_says_which(tiny, five_rounds, 
     correction = torch.stack([client_correction(history, c, p["spine"]["train"]["lr"], 5) for c in range(N - 1)])
     torch.testing.assert_close(ablation.theta - pdudt.theta, correction.to(pdudt.theta.device), atol=1e-6, rtol=1e-5)
     assert correction.abs().sum() > 0
+    assert pdudt.certificate["replay"].startswith("heuristic replay under D-PSGD")
     assert "approximation" in pdudt.certificate["replay"] and ablation.certificate["replay"] is None
     _, eq2_state = five_rounds
     eq2 = get_method("pdudt")(eq2_state, eq2_state.setup.request, {"sigma": 0.05})

@@ -193,6 +193,11 @@ def test_end_to_end_runs_pdudt(two_runs):
     gaps = json.loads((a / "results" / "pdudt_synthetic" / "gaps.json").read_text())["methods"]
     assert gaps["pdudt"]["averaged_model_gap"] >= 0 and gaps["noise_only"]["averaged_model_gap"] > 0
     assert "## What the correction contributes" in report and "| original_all " in report
+    # issue 37: under the default model mixing PDUDT's replay is named a heuristic, in the tables and the figures' data
+    assert "PDUDT (heuristic replay under D-PSGD)" in report and "PDUDT as printed" not in report
+    assert "PDUDT (heuristic replay under D-PSGD)" in (a / "reports" / "pdudt" / "table3.csv").read_text()
+    assert {"pdudt", "pdudt_es", "noise_only", "pdudt_sum"} <= gaps.keys()
+    assert gaps["pdudt_sum"]["correction_over_gap"] > 0 and gaps["pdudt"]["correction_over_gap"] > 0
     for name in ("figure1", "figure2", "subsequent"):
         assert (a / "reports" / "pdudt" / f"{name}.png").stat().st_size > 1000
 

@@ -67,9 +67,10 @@ def _target(state: TrainedState, request: ForgetRequest) -> int:
     return request.removed[0]
 
 
-REPLAY = {"gradient": "Eq. 7 on the gradients exchanged under Eq. 2 (as derived)",
-          "model": "Eq. 7 on the pseudo-gradients stored under model mixing (D-PSGD): an approximation, the target's "
-                   "influence through the averaged models unseen"}
+REPLAY = {"gradient": "PDUDT as printed: Eq. 7 on the gradients exchanged under Eq. 2 (as derived)",
+          "model": "heuristic replay under D-PSGD: Eq. 7 on the pseudo-gradients stored under model mixing, an "
+                   "approximation (round t's gradient reaches the others through W^{t+1}..W^{t1-1}, and the "
+                   "target's influence through the averaged models is unseen)"}
 
 
 def add_noise(theta: torch.Tensor, clients: list[int], n: int, sigma: float, seed: int, name: str) -> torch.Tensor:

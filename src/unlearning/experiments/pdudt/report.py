@@ -44,7 +44,19 @@ TABLES = ("table2", "table3", "figure1", "figure2", "subsequent", "gaps", "setti
 LABELS = {"original": "Origin", "original_all": "Origin (all n clients)", "retrain": "Retrain",
           "perturbed_retrain": "Perturbed retrain", "fats": "FATS-Unl", "fedrecovery": "FedRecovery",
           "fedrecovery_original": "FedRecovery's original (FedAvg)", "hdus": "HDUS-approx", "pdudt": "PDUDT",
-          "pdudt_es": "PDUDT (ES)", "noise_only": "Noise only (no correction)"}
+          "pdudt_es": "PDUDT (ES)", "noise_only": "Noise only (no correction)",
+          "pdudt_sum": "PDUDT with the plain sum (ablation)"}
+# what PDUDT's replay is, by the mixing that trained Origin (issue 37): Eq. 7 is derived for Eq. 2's gradient
+# mixing; after D-PSGD's model mixing round t's gradient reaches the others through later W's, and clients exchange
+# models, not the gradients Algorithm 2 stores, so the same formulas are a heuristic there
+REPLAY_NAME = {"model": "heuristic replay under D-PSGD", "gradient": "as printed, Eq. 2"}
+
+
+def labels(mixing: str) -> dict[str, str]:
+    """LABELS with PDUDT and PDUDT (ES) named for the replay that ran under `mixing`."""
+    return {**LABELS, "pdudt": f"PDUDT ({REPLAY_NAME[mixing]})", "pdudt_es": f"PDUDT (ES) ({REPLAY_NAME[mixing]})"}
+
+
 PAPER_ROW = {"original_all": "original"}   # rows compared with another row of the paper's table
 TABLE3_TOLERANCE = {"original": 5.0, "original_all": 5.0}
 # Table 2 claims, as ratios to Retrain's time in % (spec 8): PDUDT saves > 99 %, FATS-Unl takes 40-55 %,
@@ -304,7 +316,7 @@ def figure2_table(results: list[dict], default_sigma: dict[str, float]) -> pd.Da
     return df
 
 
-def figure2_verdict(f2: pd.DataFrame, target_class: int) -> str:
+def figure2_verdict(f2: pd.DataFrame, target_class: int, names: dict[str, str] = LABELS) -> str:
     """Figure 2's claim in words, per dataset: the target's class before unlearning, and after it at A and B for
     Retrain, PDUDT, PDUDT (ES) and the noise-only ablation, and how much of it the correction itself removes."""
     if f2.empty:
@@ -320,7 +332,7 @@ def figure2_verdict(f2: pd.DataFrame, target_class: int) -> str:
             texts.append(parts[0] + ": nothing to collapse, so Figure 2 tests no unlearning here.")
             continue
         for checkpoint in ("A", "B"):
-            shown = [f"{LABELS[m]} {acc[(m, checkpoint)]:.3f}" for m in COLLAPSE_METHODS if (m, checkpoint) in acc]
+            shown = [f"{names[m]} {acc[(m, checkpoint)]:.3f}" for m in COLLAPSE_METHODS if (m, checkpoint) in acc]
             if shown:
                 parts.append(f"at {checkpoint}: " + ", ".join(shown))
         text = "; ".join(parts) + "."
@@ -423,7 +435,8 @@ def gradient_norms_table(gaps: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _plots(fig1: pd.DataFrame, fig2: pd.DataFrame, curves: pd.DataFrame, out: Path) -> None:
+def _plots(fig1: pd.DataFrame, fig2: pd.DataFrame, curves: pd.DataFrame, out: Path,
+           names: dict[str, str] = LABELS) -> None:
     import matplotlib.pyplot as plt
     import seaborn as sns
 
@@ -433,33 +446,33 @@ def _plots(fig1: pd.DataFrame, fig2: pd.DataFrame, curves: pd.DataFrame, out: Pa
         data = {"figure1": fig1, "figure2": fig2, "subsequent": curves}[name]
         fig, axes = plt.subplots(max(1, len(datasets)), 2, figsize=(11, 3.6 * max(1, len(datasets))), squeeze=False)
         for row, d in enumerate(datasets):
-            plot(sns, data[data.dataset == d], axes[row], d)
+            plot(sns, data[data.dataset == d], axes[row], d, names)
         style.save(fig, out / f"{name}.png")
 
 
-def _figure1(sns, df, axes, dataset):
+def _figure1(sns, df, axes, dataset, names):
     """The paper's Figure 1 starts from pretrained models: drawn from that start where it ran."""
     start = "pretrained" if (df.start == "pretrained").any() else "random"
     df = df[df.method.isin(["perturbed_retrain", "pdudt", "pdudt_es", "noise_only", "fedrecovery"])
             & (df.start == start)]
     for ax, checkpoint in zip(axes, ("A", "B")):
-        part = df[df.checkpoint == checkpoint].assign(label=lambda x: x.method.map(LABELS))
+        part = df[df.checkpoint == checkpoint].assign(label=lambda x: x.method.map(names))
         sns.lineplot(part, x="sigma", y="client_mean_accuracy", hue="label", marker="o", ax=ax)
         ax.set_title(f"{dataset}: accuracy vs sigma at {checkpoint} ({start} start)")
         ax.set_ylabel("mean client test accuracy")
 
 
-def _figure2(sns, df, axes, dataset):
+def _figure2(sns, df, axes, dataset, names):
     df = df[df.method.isin(["original", "retrain", "perturbed_retrain", "pdudt", "pdudt_es"])]
     for ax, checkpoint in zip(axes, ("A", "B")):
-        part = df[df.checkpoint == checkpoint].assign(label=lambda x: x.method.map(LABELS))
+        part = df[df.checkpoint == checkpoint].assign(label=lambda x: x.method.map(names))
         sns.barplot(part, x="class", y="client_mean_accuracy", hue="label", ax=ax)
         ax.set_title(f"{dataset}: per-class accuracy at {checkpoint} (default sigma)")
         ax.set_ylim(0, 1)
 
 
-def _subsequent(sns, df, axes, dataset):
-    part = df.assign(label=lambda x: x.method.map(LABELS))
+def _subsequent(sns, df, axes, dataset, names):
+    part = df.assign(label=lambda x: x.method.map(names))
     sns.lineplot(part, x="round", y="test_accuracy", hue="label", ax=axes[0])
     axes[0].set_title(f"{dataset}: averaged-model accuracy during subsequent learning")
     axes[1].axis("off")
@@ -625,11 +638,20 @@ def write_report(params: dict, results: list[str], curves: list[str], timings: l
     gap = gaps_table(_load(list(gaps)))
     st = settings_table(params, candidates)
     norms = gradient_norms_table(_load(list(gaps)))
+    names = labels(cfg["train"]["mixing"])
+    mixing = dict(zip(st.setting, st.mixing)) if not st.empty else {}
+    for df in (t3, f2):
+        if "method" in df:
+            df["label"] = df.method.map(names)
+    for df in (gap, st):  # a candidate's PDUDT is named by the mixing that trained its Origin
+        if "method" in df:
+            df["label"] = [labels(mixing.get(s, cfg["train"]["mixing"])).get(m, m) for s, m in zip(df.setting,
+                                                                                               df.method)]
     for name, df in (("table2", t2), ("table3", t3), ("figure1", f1), ("figure2", f2), ("subsequent", sub),
                      ("gaps", gap), ("settings", st), ("gradient_norms", norms)):
         with atomic_path(out / f"{name}.csv") as tmp:
             df.to_csv(tmp, index=False, float_format="%.6g")
-    _plots(f1, f2, sub, out)
+    _plots(f1, f2, sub, out, names)
     page = Page(f"PDUDT (Qiao et al., ICML 2025): scale `{params['scale']}`")
     page.text(header)
     page.text(
@@ -650,7 +672,7 @@ def write_report(params: dict, results: list[str], curves: list[str], timings: l
         f"Precision is undefined where the attack flags fewer than {cfg['mia']['precision_floor']} samples per draw "
         "as members (shown with that count): so few flips between 0 and 100 on a float's last bit. Beside it, of the "
         f"same draws (%): ROC AUC, balanced accuracy and the TPR at FPR {cfg['mia']['fpr']}.").table(_shown(
-        _precision_cells(t3), ["dataset", "method", "checkpoint", "precision_mean", "precision_std", "paper_mean",
+        _precision_cells(t3), ["dataset", "label", "checkpoint", "precision_mean", "precision_std", "paper_mean",
                                "paper_std", "tolerance", "status", "auc_mean", "balanced_accuracy", "tpr_at_fpr",
                                "loss_threshold_auc"], missing))
     page.heading("A strong attack beside the paper's: RMIA (TPR at low FPR)").text(
@@ -660,7 +682,7 @@ def write_report(params: dict, results: list[str], curves: list[str], timings: l
         "compared pairwise with the population H_shadow. Members: the target client's training samples; "
         "non-members: H_eval samples of the same classes. A TPR at 1 % FPR near 1 % is chance; the 0.1 % column "
         "is shown only where there are at least 1,000 non-members.").table(_shown(
-        t3, ["dataset", "method", "checkpoint", "rmia_auc", "rmia_tpr_at_1pct_fpr", "rmia_tpr_at_0.1pct_fpr",
+        t3, ["dataset", "label", "checkpoint", "rmia_auc", "rmia_tpr_at_1pct_fpr", "rmia_tpr_at_0.1pct_fpr",
              "rmia_members", "rmia_nonmembers"], missing))
     page.heading("Figure 1: accuracy against sigma").text(
         "The paper starts Figure 1 from pretrained models (spec 4.2): theta^0 trained centrally for "
@@ -671,13 +693,13 @@ def write_report(params: dict, results: list[str], curves: list[str], timings: l
              "gap_to_perturbed_retrain_pts", "status"]))
     page.heading("Figure 2: per-class accuracy at the default sigma").figure("figure2.png", "figure 2").table(_shown(
         f2[f2["class"] == cfg["forget"]["class"]] if not f2.empty else f2,
-        ["dataset", "method", "checkpoint", "class", "client_mean_accuracy", "averaged_model_accuracy",
+        ["dataset", "label", "checkpoint", "class", "client_mean_accuracy", "averaged_model_accuracy",
          "class9_status"]))
     page.text(
         f"The paper's claim: PDUDT and PDUDT (ES) drop class {cfg['forget']['class']} as retraining does. Collapsed = "
         f"below {CLASS9_COLLAPSE:g} x its accuracy before unlearning; the noise-only ablation (no correction, the "
         "same noise and subsequent rounds) is the control that tells the correction's part. "
-        + figure2_verdict(f2, cfg["forget"]["class"]))
+        + figure2_verdict(f2, cfg["forget"]["class"], names))
     page.heading("Subsequent learning").figure("subsequent.png", "subsequent learning")
     page.heading("What the correction contributes").text(
         "Without noise, at t1: the l2 gap between the averaged corrected models and the averaged retrained models "
@@ -688,7 +710,7 @@ def write_report(params: dict, results: list[str], curves: list[str], timings: l
         f"default sigma (Def. 4.3, beta = {params['privacy']['delta']}; a diagnostic, not a certificate), per "
         "setting. " + correction_verdict(gap, cfg["forget"]["class"]))
     page.table(_shown(gap[gap.sigma == cfg["default_sigma"]] if not gap.empty else gap,
-                      ["setting", "dataset", "method", "averaged_model_gap", "client_gap_mean", "share_of_gap_closed",
+                      ["setting", "dataset", "label", "averaged_model_gap", "client_gap_mean", "share_of_gap_closed",
                        *GAP_EXTRA, "sigma", "implied_epsilon"]))
     page.heading("Does Origin carry the target? Candidate settings (settings.csv)").text(
         "Each candidate (pdudt.settings) is the default with one override, run through the same rules. Origin "
@@ -699,7 +721,7 @@ def write_report(params: dict, results: list[str], curves: list[str], timings: l
         "precision; RMIA's AUC and TPR at 1 % FPR (%); and the attack-free loss test (loss_test_auc: the target's "
         "training images against test images of the same classes, told apart by the averaged model's loss alone, "
         "0.5 = no signal), the evidence on memorisation that needs no attack model.").table(select(st, [
-            "setting", "model", "partition", "mixing", "p_edge", "local_work", "method", "checkpoint", "test_accuracy",
+            "setting", "model", "partition", "mixing", "p_edge", "local_work", "label", "checkpoint", "test_accuracy",
             "target_data_accuracy",
             "target_class_accuracy", "precision_mean", "paper_precision_mean", "auc_mean", "rmia_auc",
             "rmia_tpr_at_1pct_fpr", "loss_test_auc", "origin_carries"]))
