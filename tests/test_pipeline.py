@@ -188,6 +188,9 @@ def test_end_to_end_runs_pdudt(two_runs):
         assert ("B" in result["checkpoints"]) == (method not in ("fedrecovery", "fedrecovery_original", "fats",
                                                                   "hdus"))
         assert ("all_clients" in result) == (method == "original")
+        # checkpoint A in its own job (issue 37): the whole result holds it unchanged
+        alone = json.loads((a / "results" / "pdudt_synthetic" / "checkpoint_a" / f"{method}.json").read_text())
+        assert set(alone["checkpoints"]) == {"A"} and alone["checkpoints"]["A"] == result["checkpoints"]["A"]
     timing = json.loads((a / "timings" / "pdudt_synthetic" / "table2.json").read_text())
     assert {"retrain", "pdudt", "pdudt_es", "fedrecovery", "fats", "hdus"} <= timing["methods"].keys()
     gaps = json.loads((a / "results" / "pdudt_synthetic" / "gaps.json").read_text())["methods"]

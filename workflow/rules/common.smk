@@ -160,23 +160,31 @@ def pdudt_models_a(exp, method):
     return f"artifacts/{exp}/unlearn/{method}/models.safetensors"
 
 
-def pdudt_evaluate_inputs(wc):
+def pdudt_evaluate_a_inputs(wc):
+    """Checkpoint A's evaluation (rule pdudt_evaluate_a): the models right after unlearning, and their cost."""
     inputs = {
         "features": features_path(wc.exp),
         "split": f"data/splits/{wc.exp}.safetensors",
         "attack": f"artifacts/{wc.exp}/attack/shadow.safetensors",
         "models_a": pdudt_models_a(wc.exp, wc.method),
     }
-    if wc.method in PDUDT_CONTINUED:
-        inputs["models_b"] = f"artifacts/{wc.exp}/subsequent/{wc.method}/models.safetensors"
     if wc.method not in ("original", "fedrecovery_original"):
         inputs["cost"] = inputs["models_a"].replace("models.safetensors", "cost.json")
     return inputs
 
 
-def pdudt_evaluate_options(wc):
-    inputs = pdudt_evaluate_inputs(wc)
-    return " ".join(f"--{k.replace('_', '-')} {inputs[k]}" for k in ("models_b", "cost") if k in inputs)
+def pdudt_evaluate_inputs(wc):
+    """The whole evaluation (rule pdudt_evaluate): checkpoint A's result, and B's models where the method continues."""
+    inputs = {k: v for k, v in pdudt_evaluate_a_inputs(wc).items() if k != "cost"}
+    inputs["checkpoint_a"] = f"results/{wc.exp}/checkpoint_a/{wc.method}.json"
+    if wc.method in PDUDT_CONTINUED:
+        inputs["models_b"] = f"artifacts/{wc.exp}/subsequent/{wc.method}/models.safetensors"
+    return inputs
+
+
+def pdudt_evaluate_options(wc, keys=("models_b", "checkpoint_a")):
+    inputs = pdudt_evaluate_inputs(wc) if "checkpoint_a" in keys else pdudt_evaluate_a_inputs(wc)
+    return " ".join(f"--{k.replace('_', '-')} {inputs[k]}" for k in keys if k in inputs)
 
 
 def pdudt_results():

@@ -1,6 +1,8 @@
 # PDUDT (specs/pdudt.md): one experiment per dataset, pdudt_<dataset>, after the shared split, pretrain
 # (gradient mixing with its history) and retrain. Methods that add noise run every sigma in one job;
-# checkpoint A is right after unlearning, checkpoint B after the subsequent rounds (Eq. 10).
+# checkpoint A is right after unlearning, checkpoint B after the subsequent rounds (Eq. 10). Checkpoint A is
+# evaluated in its own job (pdudt_evaluate_a), so a short run yields Table 3's A rows without the subsequent rounds;
+# pdudt_evaluate adds B to it.
 
 
 rule pdudt_server:
@@ -127,6 +129,31 @@ rule pdudt_gaps:
         "{PY} --threads {threads} pdudt-gaps --exp {wildcards.exp} --features {input.features} --split {input.split} "
         "--pretrain-dir artifacts/{wildcards.exp}/pretrain --retrain-models {input.retrain} --out {output} "
         "> {log} 2>&1"
+
+
+rule pdudt_evaluate_a:
+    input:
+        unpack(pdudt_evaluate_a_inputs),
+        code=PDUDT_CODE,
+    output:
+        "results/{exp}/checkpoint_a/{method}.json",
+    wildcard_constraints:
+        exp="pdudt(-[a-z0-9]+)?_[a-z0-9_]+",
+        method="|".join(("original", "fedrecovery_original", "retrain", *PDUDT_UNLEARNED)),
+    params:
+        optional=lambda wc: pdudt_evaluate_options(wc, ("cost",)),
+        cfg=lambda wc: {k: experiment_config(config, wc.exp)[k] for k in ("eval", "mia")},
+    log:
+        "logs/pdudt/{exp}/evaluate_a_{method}.log",
+    benchmark:
+        "logs/benchmarks/pdudt/{exp}/evaluate_a_{method}.tsv"
+    threads: THREADS
+    resources:
+        gpu=GPU,
+    shell:
+        "{PY} --threads {threads} pdudt-evaluate --exp {wildcards.exp} --method {wildcards.method} --features {input.features} "
+        "--split {input.split} --attack {input.attack} --models-a {input.models_a} {params.optional} "
+        "--out {output} > {log} 2>&1"
 
 
 rule pdudt_evaluate:

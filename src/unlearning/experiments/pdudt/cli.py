@@ -12,7 +12,8 @@ STEPS = {  # PDUDT's own steps (steps.py) and their file arguments
     "pdudt-continue": ["--method", "--split", "--models", "--out-dir"],
     "pdudt-attack": ["--split", "--out"],
     "pdudt-gaps": ["--split", "--pretrain-dir", "--retrain-models", "--out"],
-    "pdudt-evaluate": ["--method", "--split", "--attack", "--models-a", "--models-b?", "--cost?", "--out"],
+    "pdudt-evaluate": ["--method", "--split", "--attack", "--models-a", "--models-b?", "--cost?", "--checkpoint-a?",
+                       "--out"],
     "pdudt-timing": ["--split", "--pretrain-dir", "--server-root", "--out"],
 }
 
@@ -89,6 +90,6 @@ def run(params: dict, a) -> None:
         sp.step_attack(params, a.exp, a.features, a.split, a.out)
     elif a.step == "pdudt-evaluate":
         sp.step_evaluate(params, a.exp, a.method, a.features, a.split, a.attack, a.models_a, a.models_b, a.cost,
-                         a.out)
+                         a.out, a.checkpoint_a)
     elif a.step == "pdudt-timing":
         sp.step_timing(params, a.exp, a.features, a.split, a.pretrain_dir, a.server_root, a.out)

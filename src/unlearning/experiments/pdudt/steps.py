@@ -396,20 +396,32 @@ def evaluate_ensembles(setup: Setup, ensembles: dict, attack, eval_idx: torch.Te
 
 
 def step_evaluate(params: dict, name: str, method: str, features: str, split: str, attack: str, models_a: str,
-                  models_b: str | None, cost: str | None, out: str) -> None:
+                  models_b: str | None, cost: str | None, out: str, checkpoint_a: str | None = None) -> None:
+    """A method's models at checkpoint A (right after unlearning) and, with `models_b`, at B (after the subsequent
+    rounds). With `checkpoint_a`, this step's own output for A alone from an earlier job, A is read from it and only
+    B is evaluated: A's job need not wait for the subsequent rounds (issue 37), and its numbers are the same."""
     from ...evaluate.attacks import ShadowModels
     from ...evaluate.attacks.shadow import stratified_halves
 
+    if checkpoint_a is not None:
+        result = {k: v for k, v in read_json(checkpoint_a).items() if k != "config"}
+        if (result["method"], result["experiment"], set(result["checkpoints"])) != (method, name, {"A"}):
+            raise ValueError(f"--checkpoint-a {checkpoint_a}: not checkpoint A alone of {method} in {name}")
+        if models_b is None or method == "hdus":
+            write_json(out, {**result, "config": config_record(params)})
+            return
+        models_a = None
     setup = load_setup(params, name, features, split)
     shadow_idx, eval_idx = stratified_halves(setup.y_test.cpu(), setup.seed)
     forest_classes = setup.data.y[setup.request.samples(setup.data.indices).to(setup.data.x.device)].unique()
     shadow_data = load_tensors(attack)
     shadow = ShadowModels(setup.seed).fit(shadow_data, forest_classes.tolist())
     refs = rmia_references(setup, shadow_data, shadow_idx, eval_idx)
-    result = {"method": method, "experiment": name, "scale": params["scale"], "checkpoints": {}}
-    if method == "original":
-        result["all_clients"] = {}
-    if method == "hdus":
+    if checkpoint_a is None:
+        result = {"method": method, "experiment": name, "scale": params["scale"], "checkpoints": {}}
+        if method == "original":
+            result["all_clients"] = {}
+    if method == "hdus" and models_a is not None:
         from ...methods.hdus import load_ensembles
 
         result["checkpoints"]["A"] = [{"sigma": None, **evaluate_ensembles(setup, load_ensembles(Path(models_a)),
