@@ -433,3 +433,21 @@ def test_origin_continues_with_the_targets_data(tiny):
                     setup.strategy)
     torch.testing.assert_close(origin, full)
     assert not torch.allclose(origin[target], without[target])  # the target's own gradient is in Origin's step
+
+
+def test_the_correction_sentence_comes_from_the_gaps():
+    """Issue 37: the cause sentence is computed from the gaps (share closed, the correction's size, the classes);
+    an ablation that overshoots widens the gap, and the sentence says so rather than 'closes -x %'."""
+    def row(gap, over, cls, rest):
+        return {"averaged_model_gap": gap, "client_gap_mean": gap, "correction_over_gap": over,
+                "test_accuracy": rest, "target_class_accuracy": cls, "other_classes_accuracy": rest,
+                "implied_epsilon": {"0.01": 1.0}}
+
+    gaps = {"experiment": "pdudt_fashion_mnist", "methods": {
+        "noise_only": row(1.0, 0.0, 0.8, 0.78), "pdudt": row(0.98, 0.03, 0.74, 0.78),
+        "pdudt_sum": row(1.4, 1.9, 0.0, 0.72)}}
+    text = report.correction_verdict(report.gaps_table([gaps]), 9)
+    assert "PDUDT (Eq. 9's weighted average) closes 2.0 % of the gap to retraining (its correction is 0.03" in text
+    assert "the plain sum (ablation) widens the gap by 40.0 % to retraining (its correction is 1.9" in text
+    assert "class 9 at 0.000, the other classes at 0.720" in text
+    assert report.correction_verdict(report.gaps_table([]), 9) == ""
