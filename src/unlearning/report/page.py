@@ -96,8 +96,10 @@ class Page:
 
 
 def _inline(text: str) -> str:
-    """Escaped text with Markdown's `code` and [links](target.md) as HTML (links to .md go to the .html)."""
+    """Escaped text with Markdown's `code`, **bold** and [links](target.md) as HTML (links to .md go to the
+    .html)."""
     out = html.escape(text, quote=False)
     out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
+    out = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", out)
     return re.sub(r"\[([^\]]+)\]\(([^)]+?)(\.md)?\)", lambda m: f"<a href='{m[2]}{'.html' if m[3] else ''}'>{m[1]}</a>",
                   out)

@@ -475,7 +475,7 @@ def summary(out_dir: str | Path) -> Summary:
         if not df.empty:
             section += [("p", (f"**{title}** ([all columns](common_ground/index.md)):",)),
                         ("table", (select(df, columns), ".4g"))]
-    return Summary("common_ground", "Common ground (issue 16: all methods, one task, an audit of each certificate)",
+    return Summary("common_ground", "Common ground (every method on one task, an audit of each certificate)",
                    "no certified method's claim is violated: its claimed epsilon is at least the exact epsilon of the "
                    "audited pair and the audit's corrected lower bound",
                    verdict([s.split(":")[0] for s in statuses(out, TABLES)], good=("within", NOT_FAULTED),

@@ -75,5 +75,5 @@ def write_report(params: dict, results: list[str], timings: list[str], out_dir: 
 
 def summary(out_dir: str | Path) -> Summary:
     """The front page's row: the project's own experiment, no paper to compare with."""
-    return Summary("spine", "Spine (this project's common ground: every method, one forget request)",
+    return Summary("spine", "Spine (the shared decentralized run: every method, one forget request)",
                    "none: no paper; methods compared with exact retraining", "no paper")
