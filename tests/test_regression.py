@@ -347,8 +347,12 @@ def test_portable_setting_computes_the_recorded_bits():
                                 "machine:\n" + "\n".join(differ))
 
 
-def test_cdfl_quick_scale_forgets_the_removed_class(quick_run):
-    """Issue 12's non-vacuity at the quick scale: the original carries class 0, DU after fine-tuning and RT do not."""
+def test_cdfl_quick_scale_carries_the_removed_class_and_gates_du_on_it(quick_run):
+    """Issue 12's non-vacuity at the quick scale: the original carries class 0 and RT removes it. Whether DU removes
+    it is a verdict, not an invariant (issue 35): at the damping the sweep's rule picks (10) it keeps 24-72 %, and
+    each class-wise cell's status must then say 'fails to forget' with DU's and RT's class-0 accuracy."""
+    import pandas as pd
+
     numbers = reported_cdfl(quick_run / "results" / "cdfl")
     cells = [key.removesuffix(".class") for key in numbers if key.endswith(".class")]
     assert cells
@@ -356,8 +360,13 @@ def test_cdfl_quick_scale_forgets_the_removed_class(quick_run):
         result = json.loads((quick_run / "results" / "cdfl" / f"{cell.replace('.', '/', 1)}.json").read_text())
         original = result["granularities"]["class"]["original"]["forget_accuracy"]
         assert original > 50, f"{cell}: the original's accuracy on the removed class is {original}"
-        assert numbers[f"{cell}.class"]["du_class_accuracy"] < 5 and result["granularities"]["class"]["rt"]["best"][
-            "class_accuracy"] < 5
+        assert result["granularities"]["class"]["rt"]["best"]["class_accuracy"] < 5
+    statuses = " ".join(str(s) for t in ("table1", "table2", "table3", "table4")
+                        for s in pd.read_csv(quick_run / "reports" / "cdfl" / f"{t}.csv").get("status", []))
+    for cell in cells:
+        kept = numbers[f"{cell}.class"]["du_class_accuracy"]
+        if kept >= 5:  # the gate must name it
+            assert f"DU keeps {kept:.1f} % of class 0, RT 0.0 %" in statuses, cell
 
 
 def test_sglu_quick_scale_reproduces_the_papers_accounting(quick_run):
