@@ -604,7 +604,7 @@ def baseline_and_sweeps(setup: Setup, token: Token, snap: Snapshot, evaluator: E
 
 def merge_ablations(parts: list[str], timings: list[str], out: str, timing: str) -> None:
     """Join the parts' results (and timings) into the one ablations file the report reads; every part must be
-    there once, from the same dataset and configuration."""
+    there once (Snakemake gives them one configuration; the baseline part's record of it is kept)."""
     results = {r["part"]: r for r in map(read_json, parts)}
     times = {t["part"]: t for t in map(read_json, timings)}
     for what, got in (("--parts", results), ("--timings", times)):
