@@ -15,7 +15,6 @@ from unlearning.experiments.common_ground import centralized as cg
 from unlearning.experiments.common_ground.report import AUDITED, centralized_table
 from unlearning.files import save_tensors
 from unlearning.privacy import audit
-from unlearning.privacy import sglu_baselines as base
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -85,13 +84,45 @@ def test_audit_verdicts_never_hold_and_need_power_or_an_exact_epsilon():
     assert audit_status(1.0, None, 1.4, [], 5, 0.95).startswith("violated: audit bound 1.4 (99 % each over 5 rows)")
     assert audit_status(1.0, 0.02, 0.0, [], 5, 0.95).startswith("not faulted: exact epsilon of this pair 0.02")
     assert audit_status(1.0, None, 0.0, ["SGLU (control)"], 5, 0.95).endswith(
-        "(the audit faults its controls: SGLU (control))")
+        "(the audit faults this method's positive controls: SGLU (control))")
     assert audit_status(1.0, None, 0.0, [], 5, 0.95).startswith("uninformative: audit bound 0")
 
 
-def test_d2d_epsilon_inverts_its_sigma():
-    k = base.BaselineConstants(n=1000, L=0.251, m=0.001, d=6, delta=1e-5)
-    assert cg.d2d_epsilon(k, base.d2d_sigma_internal(k, 0.7, 3), 3) == pytest.approx(0.7, rel=1e-9)
+def test_exact_sigma_inverts_exact_epsilon():
+    for eps, gap in ((2.0, 0.3), (4.0, 1.0), (0.5, 7.0)):
+        sigma = audit.exact_sigma(eps, gap, 1e-5)
+        assert audit.exact_epsilon(gap, sigma, 1e-5) == pytest.approx(eps, abs=1e-6)
+    with pytest.raises(ValueError, match="gap = 0.0"):
+        audit.exact_sigma(2.0, 0.0, 1e-5)
+
+
+def _audited(method: str, fp: int, fn: int, runs: int = 500, **extra) -> dict:
+    """A centralized result row with the given audit counts (the report recomputes the corrected bound)."""
+    return {"method": method, "sigma": 1.0, "claimed_epsilon": 1.0, "gradient_evaluations": {"unlearning": 1,
+            "retraining": 2}, "test_accuracy": {s: {"mean": 0.9, "std": 0.0} for s in ("unlearned", "retrained")},
+            "canary_accuracy": {"unlearned": 0.0, "retrained": 0.0},
+            "audit": {"false_positives": fp, "false_negatives": fn, "runs_per_side": runs, "confidence": 0.95,
+                      "epsilon_lower": 0.0, "epsilon_point": 0.0, "epsilon_upper": 0.0}, **extra}
+
+
+def test_a_method_has_power_only_where_the_audit_faults_its_own_positive_control():
+    control = {"multiple": 4, "epsilon": 4.0, "basis": "its accountant"}
+    result = {"delta": 1e-5, "controls": [4], "methods": {
+        "sglu": _audited("sglu", 250, 250), "sglu@4x": _audited("sglu", 0, 0, control=control),  # faulted
+        "lu": _audited("lu", 250, 250), "lu@4x": _audited("lu", 240, 240, control=control)}}       # missed
+    status = centralized_table(result, {}).set_index("method").status
+    assert status["SGLU (control: epsilon 4 = 4x the claim, its accountant)"].startswith(
+        "control faulted: audit bound 4.")
+    assert status["LU (control: epsilon 4 = 4x the claim, its accountant)"].startswith("control missed: audit bound 0")
+    assert status["SGLU"].startswith("not faulted: audit bound 0 (97.5 % each over 2 rows)")
+    assert status["LU"].startswith("uninformative: audit bound 0")
+    # a record from before the controls: the row at a fraction of its sigma, claiming its certificate's epsilon
+    old = {"delta": 1e-5, "control_noise": 0.01, "methods": {
+        "lu": _audited("lu", 250, 250), "lu@0.01": {**_audited("lu", 0, 0), "claimed_epsilon": 297.0}}}
+    table = centralized_table(old, {}).set_index("method")
+    assert table.status["LU (control: sigma x 0.01)"].startswith("control missed: audit bound 4.")
+    assert table.control_epsilon["LU (control: sigma x 0.01)"] == 297.0
+    assert table.status["LU"].startswith("uninformative")
 
 
 def test_step_runs_every_method_and_its_control_and_the_report_reads_it(features, tmp_path):
@@ -99,23 +130,30 @@ def test_step_runs_every_method_and_its_control_and_the_report_reads_it(features
     out, timing = tmp_path / "c.json", tmp_path / "t.json"
     cg.step_centralized(params, str(features), str(out), str(timing))
     result = json.loads(out.read_text())
-    assert set(result["methods"]) == {"sglu", "sglu@0.01", "lu", "lu@0.01", "d2d", "d2d@0.01", "r2d K/T=0.1",
-                                     "r2d K/T=0.5", "r2d K/T=0.9", "r2d K/T=1", "hf", "cns"}
-    for key, m in result["methods"].items():
-        control = "@" in key
-        assert (m["claimed_epsilon"] > 1.0) if control else m["claimed_epsilon"] == 1.0
+    rows = ["sglu", "lu", "d2d", "r2d K/T=0.1", "r2d K/T=0.5", "r2d K/T=0.9", "hf", "cns"]  # K/T = 1: no noise
+    assert set(result["methods"]) == {*rows, "r2d K/T=1", *(f"{r}@{k}x" for r in rows for k in (2, 4))}
+    for key, m in result["methods"].items():  # the claim a control tests stays the budget
+        assert m["claimed_epsilon"] == 1.0 and ("control" in m) == ("@" in key)
         assert m["audit"]["runs_per_side"] == 4 and m["audit"]["epsilon_lower"] >= 0.0
         assert math.isfinite(m["sigma"]) and 0 <= m["test_accuracy"]["unlearned"]["mean"] <= 1
-    assert result["methods"]["sglu@0.01"]["sigma"] == pytest.approx(0.01 * result["methods"]["sglu"]["sigma"])
+    for row in rows:  # each control has less noise than its row, the more the larger its epsilon
+        sigmas = [result["methods"][k]["sigma"] for k in (row, f"{row}@2x", f"{row}@4x")]
+        assert sigmas[0] > sigmas[1] > sigmas[2] > 0, row
+    for row in ("d2d", "r2d K/T=0.5", "hf", "cns"):  # noiseless outputs: the control's noise is exact for the pair
+        m = result["methods"][f"{row}@4x"]
+        assert m["control"] == {"multiple": 4, "epsilon": 4.0, "basis": "exact for this pair"}
+        assert audit.exact_epsilon(m["noiseless_gap"], m["sigma"], 1e-5) == pytest.approx(4.0, rel=1e-6)
+    assert result["methods"]["sglu@2x"]["control"]["basis"] == "its accountant"
     again = tmp_path / "again.json"
     cg.step_centralized(params, str(features), str(again), str(tmp_path / "t2.json"))
     assert again.read_bytes() == out.read_bytes()  # seeded: byte-identical
     table = centralized_table(result, json.loads(timing.read_text()))
     run = table[table.status.str.match(AUDITED)]
-    assert len(run) == 12 and not table.status.str.startswith("missing").any()
+    assert len(run) == 9 and not table.status.str.startswith("missing").any()
+    assert table.status.str.match("control (faulted|missed): audit bound").sum() == 16
     assert not table.status.str.startswith("holds").any()  # an audit never says "holds"
-    exact = table.set_index("method").exact_epsilon  # R2D, HF and CNS: noiseless outputs plus Gaussian noise
-    assert exact[["HF", "CNS"]].notna().all() and exact[["SGLU", "LU", "D2D"]].isna().all()
+    exact = table.set_index("method").exact_epsilon  # D2D, R2D, HF and CNS: noiseless outputs plus Gaussian noise
+    assert exact[["D2D", "HF", "CNS"]].notna().all() and exact[["SGLU", "LU"]].isna().all()
     for key in ("hf", "cns"):  # deletion, deterministic learners: their gap is what the noise must hide
         assert result["methods"][key]["adjacency"] == "deletion" and result["methods"][key]["noiseless_gap"] > 0
     r2d = {key: m for key, m in result["methods"].items() if m["method"] == "r2d"}
@@ -127,7 +165,7 @@ def test_step_runs_every_method_and_its_control_and_the_report_reads_it(features
 @pytest.mark.parametrize("edit, key", [
     (lambda c: c["centralized"].update(dataset="cifar10"), "common.centralized.dataset"),  # not in tiny sglu.datasets
     (lambda c: c["centralized"].update(trials=3), "trials"),
-    (lambda c: c["centralized"].update(control_noise=2.0), "control_noise"),
+    (lambda c: c["centralized"].update(controls=[0.5]), "controls"),
     (lambda c: c["centralized"].update(methods=["fedrecovery"]), "methods"),
     (lambda c: c["centralized"].update(r2d_rewinds=[0.0]), "r2d_rewinds"),
     (lambda c: c["budget"].update(epsilon=2.0), "common.budget.epsilon"),  # DU's certificate: epsilon <= 1
@@ -281,8 +319,14 @@ def test_mlp_setting_audits_r2d_hf_and_cns_and_says_why_the_convex_certificates_
     out = tmp_path / "m.json"
     step_mlp(params, str(features), str(out), str(tmp_path / "t.json"))
     result = json.loads(out.read_text())
-    assert set(result["methods"]) == {"r2d K/T=0.25", "r2d K/T=0.5", "r2d K/T=0.75", "hf", "cns"}
+    rows = {"r2d K/T=0.25", "r2d K/T=0.5", "r2d K/T=0.75", "hf", "cns"}
+    assert set(result["methods"]) == rows | {f"{r}@{k}x" for r in rows for k in (2, 4)}  # every gap is > 0 here
     assert set(result["does_not_apply"]) == {"sglu", "lu", "d2d"}
+    for key in ("hf@2x", "r2d K/T=0.5@4x"):  # the same two models, the noise exact for the control's epsilon
+        m = result["methods"][key]
+        assert m["noiseless_gap"] == result["methods"][key.split("@")[0]]["noiseless_gap"]
+        assert audit.exact_epsilon(m["noiseless_gap"], m["sigma"], 1e-5) == pytest.approx(m["control"]["epsilon"],
+                                                                                         rel=1e-6)
     for m in result["methods"].values():
         assert m["adjacency"] == "deletion" and m["audit"]["runs_per_side"] == 4
         if m.get("K") != m.get("T"):  # (3 epochs: the rewind of 0.75 re-runs them all, sigma 0)

@@ -522,7 +522,7 @@ def _check_common(cfg: dict, sglu: dict, source: str) -> None:
     and every setting key is given after the scale's merge."""
     c = cfg["centralized"]
     for key in ("dataset", "train_size", "methods", "burn_in", "lu_burn_in", "d2d_burn_in", "d2d_steps", "r2d_burn_in",
-                "r2d_eta_L_T", "r2d_rewinds", "hf", "cns", "trials", "audit_confidence", "control_noise"):
+                "r2d_eta_L_T", "r2d_rewinds", "hf", "cns", "trials", "audit_confidence", "controls"):
         if key not in c:
             raise ParamsError(f"{source}: common.centralized.{key}: missing; valid: see params.yaml's common section")
     if c["dataset"] not in sglu["datasets"]:
@@ -556,6 +556,10 @@ def _check_common(cfg: dict, sglu: dict, source: str) -> None:
     if eps > 1e12 and ("r2d" in c["methods"] or "r2d" in m["methods"]):
         raise ParamsError(f"{source}: common.budget.epsilon: {eps:g}: R2D's analytic Gaussian mechanism is exact up "
                           "to 1e12 (privacy/r2d_noise.py); valid: a number in (0, 1e12]")
+    if c["controls"] and eps * max(c["controls"]) > 1e12:
+        raise ParamsError(f"{source}: common.centralized.controls: {max(c['controls']):g} x epsilon {eps:g} is above "
+                          "1e12, where the controls' exact Gaussian noise is not computable (privacy/r2d_noise.py); "
+                          "valid: multiples whose product with the budget's epsilon is at most 1e12")
 
 
 def load_checked(path: str | Path) -> dict:

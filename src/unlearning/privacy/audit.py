@@ -18,8 +18,9 @@ import math
 from dataclasses import dataclass
 
 from scipy.optimize import brentq
-from scipy.special import log_ndtr, ndtr
 from scipy.stats import beta
+
+from .r2d_noise import analytic_delta, analytic_sigma
 
 
 def clopper_pearson_upper(k: int, n: int, confidence: float) -> float:
@@ -105,11 +106,8 @@ def best_threshold_bound(scores_p, scores_q, delta: float, confidence: float = 0
 
 def gaussian_delta(epsilon: float, mu: float) -> float:
     """The exact delta at `epsilon` between N(0, 1) and N(mu, 1), i.e. two Gaussians of std sigma whose means are
-    mu sigma apart (Balle & Wang 2018, Theorem 8): Phi(mu/2 - epsilon/mu) - e^epsilon Phi(-mu/2 - epsilon/mu)."""
-    if mu <= 0:
-        return 0.0
-    u, v = mu / 2, epsilon / mu
-    return max(0.0, float(ndtr(u - v) - math.exp(epsilon + float(log_ndtr(-u - v)))))
+    mu sigma apart (Balle & Wang 2018, Theorem 8; r2d_noise.analytic_delta at sigma 1, sensitivity mu)."""
+    return 0.0 if mu <= 0 else max(0.0, analytic_delta(epsilon, 1.0, mu))
 
 
 def exact_epsilon(gap: float, sigma: float, delta: float) -> float:
@@ -130,3 +128,12 @@ def exact_epsilon(gap: float, sigma: float, delta: float) -> float:
         if hi > 1e6:
             return math.inf
     return float(brentq(lambda e: gaussian_delta(e, mu) - delta, 0.0, hi, xtol=1e-12, rtol=1e-14))
+
+
+def exact_sigma(epsilon: float, gap: float, delta: float) -> float:
+    """The noise sigma at which the pair N(m1, sigma^2 I), N(m2, sigma^2 I) with ||m1 - m2|| = `gap` has exact
+    epsilon `epsilon` at `delta` (the inverse of exact_epsilon): the analytic Gaussian mechanism's sigma for
+    sensitivity `gap` (Balle & Wang 2018, Theorem 8). A positive control sets its noise by it."""
+    if not gap > 0:
+        raise ValueError(f"audit: gap = {gap!r}; valid: > 0 (identical outputs have epsilon 0 at every sigma)")
+    return analytic_sigma(epsilon, delta, gap)

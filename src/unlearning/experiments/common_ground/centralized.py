@@ -103,16 +103,15 @@ def _summary(rows: torch.Tensor) -> dict:
     return {"mean": float(rows.mean()), "std": float(rows.std(unbiased=False))}
 
 
-def d2d_epsilon(k: base.BaselineConstants, sigma: float, steps: int) -> float:
-    """The epsilon D2D's Theorem L.1 certifies at noise `sigma` (d2d_sigma_internal solved for epsilon)."""
-    g, log_inv = k.gamma**steps, math.log(1 / k.delta)
-    gap = 4 * math.sqrt(2) * k.M * g / (k.m * k.n * (1 - g) * sigma)
-    return (gap + math.sqrt(log_inv)) ** 2 - log_inv
+def control_key(key: str, multiple: float) -> str:
+    """The result key of `key`'s positive control at `multiple` times the claimed epsilon."""
+    return f"{key}@{multiple:g}x"
 
 
 class Bench:
-    """What every method's run shares: the canary data, the trial count, the budget, the noise scales (1 and the
-    control's), and the result and timing being written; `record` audits one method's two sides."""
+    """What every method's run shares: the canary data, the trial count, the budget, the positive controls'
+    multiples of the claim, and the result and timing being written; `record` audits one method's two sides,
+    `exact_controls` adds the positive controls of a method that noises two fixed outputs."""
 
     def __init__(self, params: dict, features: str):
         cfg, self.sglu = config(params), section_config(params, "sglu")
@@ -125,10 +124,10 @@ class Bench:
         self.k = acc.logistic_constants(n, n, sglu["lam_per_n"], sglu["clip"], sglu["radius"])
         lam = sglu["lam_per_n"] * n
         self.bk = base.BaselineConstants(n=n, L=0.25 + lam, m=lam, d=self.d, delta=self.delta, M=sglu["clip"])
-        self.scales = [1.0] if self.c["control_noise"] is None else [1.0, self.c["control_noise"]]
+        self.multiples = list(self.c["controls"] or [])
         self.result = {"setting": "centralized", "dataset": self.c["dataset"], "n": n, "d": self.d,
                        "trials": self.trials, "epsilon": self.eps, "delta": self.delta,
-                       "control_noise": self.c["control_noise"], "methods": {}, "config": config_record(params)}
+                       "controls": self.multiples, "methods": {}, "config": config_record(params)}
         self.seconds: dict[str, float] = {}
 
     def clock(self, name: str, fn, *args):
@@ -156,14 +155,33 @@ class Bench:
                  key, sigma, a["epsilon_lower"], a["epsilon_point"], a["false_positives"], a["false_negatives"],
                  a["runs_per_side"], claimed)
 
+    def exact_controls(self, key: str, method: str, unlearned: torch.Tensor, retrained: torch.Tensor, grads: dict,
+                       **extra) -> None:
+        """`key`'s positive controls: its noiseless outputs (one row each) with the noise whose exact epsilon for
+        this pair (audit.exact_sigma at their measured gap) is each multiple of the claim; the claim tested stays
+        the budget. None where the outputs coincide (no noise then has any epsilon above 0)."""
+        gap = float((unlearned - retrained).norm())
+        if gap == 0:
+            return
+        for multiple in self.multiples:
+            ck, epsilon = control_key(key, multiple), multiple * self.eps
+            sigma = audit.exact_sigma(epsilon, gap, self.delta)
+            noise = self.output_noise(ck, "output")
+            self.record(ck, method, sigma, self.eps, unlearned + sigma * noise[0], retrained + sigma * noise[1], grads,
+                        **extra, noiseless_gap=gap,
+                        control={"multiple": multiple, "epsilon": epsilon, "basis": "exact for this pair"})
 
-def run_noisy(b: Bench, method: str, certified: float, claim, step: sgd.Step, m: float, T: int) -> None:
-    """SGLU and LU: T noisy full-batch epochs on D then one on D', against T on D' (one row per run); at each
-    noise scale, the epsilon `claim(sigma)` its certificate gives (the budget itself at scale 1)."""
+
+def run_noisy(b: Bench, method: str, sigma_for, step: sgd.Step, m: float, T: int) -> None:
+    """SGLU and LU: T noisy full-batch epochs on D then one on D', against T on D' (one row per run), at the sigma
+    `sigma_for(epsilon)` its certificate gives the budget, then as positive controls at the sigma it gives each
+    multiple of the budget (the accountant's epsilon: the chains' exact epsilon has no closed form)."""
     x, y, x1, y1 = (b.data[key] for key in ("x", "y", "x1", "y1"))
-    for scale in b.scales:
-        key = method if scale == 1.0 else f"{method}@{scale:g}"
-        value = certified * scale
+    for multiple in [None, *b.multiples]:
+        key = method if multiple is None else control_key(method, multiple)
+        value = sigma_for(b.eps if multiple is None else multiple * b.eps)
+        control = {} if multiple is None else {
+            "control": {"multiple": multiple, "epsilon": multiple * b.eps, "basis": "its accountant"}}
         sigma = torch.full((b.trials,), value, device=b.device)
         gen = generator(b.seed, "common", "centralized", key)
         noise = sgd.noise_generator(gen, b.device)
@@ -172,23 +190,20 @@ def run_noisy(b: Bench, method: str, certified: float, claim, step: sgd.Step, m:
         unlearned = b.clock(f"{key} unlearn", sgd.epochs, w, x1, y1, None, sigma, 1, step, noise)
         retrained = b.clock(f"{key} retrain", sgd.epochs, sgd.initial(b.trials, b.d, sigma, m, gen), x1, y1, None,
                             sigma, T, step, noise)
-        b.record(key, method, value, b.eps if scale == 1.0 else claim(value), unlearned, retrained,
-                 {"learning": T * b.n, "unlearning": b.n, "retraining": T * b.n})
+        b.record(key, method, value, b.eps, unlearned, retrained,
+                 {"learning": T * b.n, "unlearning": b.n, "retraining": T * b.n}, **control)
 
 
 def run_sglu(b: Bench) -> None:
     """SGLU (Algorithm 1), sigma from Algorithm 4 at the budget."""
     k, T = b.k, b.c["burn_in"]
-    run_noisy(b, "sglu", acc.sigma_for_budget(k, b.eps, b.delta, 1, T),
-              lambda s: acc.certificate_epsilon(k, s, 1, b.delta, T),
-              sgd.Step(k.step, k.m, b.sglu["clip"], b.sglu["radius"]), k.m, T)
+    run_noisy(b, "sglu", lambda eps: acc.sigma_for_budget(k, eps, b.delta, 1, T), sgd.Step(k.step, k.m, b.sglu["clip"], b.sglu["radius"]), k.m, T)
 
 
 def run_lu(b: Bench) -> None:
     """LU (Chien et al. 2024a): SGLU's chain without projection (SGLU spec 4.4)."""
     bk = b.bk
-    run_noisy(b, "lu", base.lu_sigma_for_budget(bk, b.eps), lambda s: base.lu_epsilon(bk, s, 1),
-              sgd.Step(bk.step, bk.m, b.sglu["clip"], None), bk.m, b.c["lu_burn_in"])
+    run_noisy(b, "lu", lambda eps: base.lu_sigma_for_budget(bk, eps), sgd.Step(bk.step, bk.m, b.sglu["clip"], None), bk.m, b.c["lu_burn_in"])
 
 
 def run_d2d(b: Bench) -> None:
@@ -200,12 +215,12 @@ def run_d2d(b: Bench) -> None:
     clean = b.clock("d2d learn", sgd.gradient_descent, start, b.data["x"], b.data["y"], T, step)
     moved = b.clock("d2d unlearn", sgd.gradient_descent, clean, b.data["x1"], b.data["y1"], steps, step)
     again = b.clock("d2d retrain", sgd.gradient_descent, start, b.data["x1"], b.data["y1"], T, step)
-    certified = base.d2d_sigma_internal(bk, b.eps, steps)
-    for scale in b.scales:
-        key, value = ("d2d" if scale == 1.0 else f"d2d@{scale:g}"), certified * scale
-        noise = b.output_noise(key, "output")
-        b.record(key, "d2d", value, b.eps if scale == 1.0 else d2d_epsilon(bk, value, steps), moved + value * noise[0],
-                 again + value * noise[1], {"learning": T * n, "unlearning": steps * n, "retraining": T * n})
+    sigma, grads = base.d2d_sigma_internal(bk, b.eps, steps), {"learning": T * n, "unlearning": steps * n,
+                                                                 "retraining": T * n}
+    noise = b.output_noise("d2d", "output")
+    b.record("d2d", "d2d", sigma, b.eps, moved + sigma * noise[0], again + sigma * noise[1], grads,
+             noiseless_gap=float((moved - again).norm()))
+    b.exact_controls("d2d", "d2d", moved, again, grads)
 
 
 def run_r2d(b: Bench) -> None:
@@ -222,10 +237,12 @@ def run_r2d(b: Bench) -> None:
         moved = b.clock(f"{key} unlearn", sgd.gradient_descent, rewound, b.data["x1"], b.data["y1"], K, step)
         certified = r2d_noise.sigma(b.eps, b.delta, K, T, eta, bk.L, clip, 1, n)
         noise = b.output_noise(key, "output")
-        b.record(key, "r2d", certified, b.eps, moved + certified * noise[0], again + certified * noise[1],
-                 {"learning": T * n, "unlearning": K * n, "retraining": T * n}, rewind=K / T, K=K, T=T, eta=eta,
-                 sensitivity=r2d_noise.sensitivity(K, T, eta, bk.L, clip, 1, n),
-                 noiseless_gap=float((moved - again).norm()))  # what the noise must hide, beside its bound
+        grads = {"learning": T * n, "unlearning": K * n, "retraining": T * n}
+        extra = {"rewind": K / T, "K": K, "T": T, "eta": eta,
+                 "sensitivity": r2d_noise.sensitivity(K, T, eta, bk.L, clip, 1, n)}
+        b.record(key, "r2d", certified, b.eps, moved + certified * noise[0], again + certified * noise[1], grads,
+                 noiseless_gap=float((moved - again).norm()), **extra)  # what the noise must hide, beside its bound
+        b.exact_controls(key, "r2d", moved, again, grads, **extra)
 
 
 def run_baseline(b: Bench, method: str) -> None:
@@ -249,6 +266,7 @@ def run_baseline(b: Bench, method: str) -> None:
     b.record(method, method, r["sigma"], b.eps, r["unlearned"] + r["sigma"] * noise[0],
              r["retrained"] + r["sigma"] * noise[1], r["grads"], adjacency="deletion",
              noiseless_gap=float((r["unlearned"] - r["retrained"]).norm()), **extra)
+    b.exact_controls(method, method, r["unlearned"], r["retrained"], r["grads"], adjacency="deletion", **extra)
 
 
 RUNS = {"sglu": run_sglu, "lu": run_lu, "d2d": run_d2d, "r2d": run_r2d,
@@ -256,9 +274,10 @@ RUNS = {"sglu": run_sglu, "lu": run_lu, "d2d": run_d2d, "r2d": run_r2d,
 
 
 def step_centralized(params: dict, features: str, out: str, timing: str) -> None:
-    """Every method of common.centralized.methods on the canary, `trials` runs a side, and its audit; each also at
-    `control_noise` times its certified sigma (a control: the audit must see the canary there), with the epsilon
-    its own certificate claims for that sigma."""
+    """Every method of common.centralized.methods on the canary, `trials` runs a side, and its audit; each again as
+    a positive control at each of `controls` times the claimed epsilon (its noise set so that the pair's exact
+    epsilon, or SGLU's and LU's accountant's, is that multiple): where the audit's bound exceeds the claim there,
+    it has shown the power to fault a certificate at this run count."""
     b = Bench(params, features)
     for method in METHODS:  # the fixed order keeps the seconds' and methods' order as before
         if method in b.c["methods"]:

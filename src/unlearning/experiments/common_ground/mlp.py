@@ -10,7 +10,9 @@ allow a non-convex model. Removal deletes the canary (every method here certifie
 - SGLU, LU, D2D certify (strongly) convex losses only: listed as not applicable.
 
 Every learner here is deterministic, so each method's runs are its noiseless unlearned and retrained models plus
-independent output noise per run; the audit and the test accuracy evaluate every run (trials batched by vmap).
+independent output noise per run; the audit and the test accuracy evaluate every run (trials batched by vmap). Each
+row is audited again as a positive control at each of `common.centralized.controls` times the claimed epsilon: the
+same two noiseless models with the noise whose exact epsilon for that pair is the multiple (audit.exact_sigma).
 """
 
 from __future__ import annotations
@@ -28,13 +30,13 @@ from ...files import write_json
 from ...history import CheckpointStore
 from ...methods import r2d
 from ...models import SmeluMLP
-from ...privacy import r2d_noise
+from ...privacy import audit, r2d_noise
 from ...resolved import config_record
 from ...seeding import derive_seed, generator
 from ...train import checkpointed_sgd as cs
 from ...train.flat import FlatSpec
 from . import baselines, config
-from .centralized import _summary, canary_data, held_out_audit
+from .centralized import _summary, canary_data, control_key, held_out_audit
 
 log = logging.getLogger("unlearning")
 
@@ -74,7 +76,8 @@ def step_mlp(params: dict, features: str, out: str, timing: str) -> None:
     net = model_fn()
     spec = FlatSpec.of(net)
     result = {"setting": "centralized_mlp", "dataset": c["dataset"], "n": n, "d": d, "widths": list(widths),
-              "parameters": spec.dim, "trials": trials, "epsilon": eps, "delta": delta, "methods": {},
+              "parameters": spec.dim, "trials": trials, "epsilon": eps, "delta": delta,
+              "controls": list(c["controls"] or []), "methods": {},
               "does_not_apply": DOES_NOT_APPLY, "config": config_record(params)}
     seconds: dict[str, float] = {}
 
@@ -95,6 +98,16 @@ def step_mlp(params: dict, features: str, out: str, timing: str) -> None:
         log.info("mlp %s: sigma %.4g (gap %.4g); audit epsilon >= %s (FP %d, FN %d of %d)", key, sigma,
                  result["methods"][key]["noiseless_gap"], a["epsilon_lower"], a["false_positives"],
                  a["false_negatives"], a["runs_per_side"])
+
+    def record_with_controls(key: str, method: str, sigma: float, unlearned: torch.Tensor, retrained: torch.Tensor,
+                             grads: dict, **extra) -> None:
+        """`record`, then the row's positive controls (none where the two noiseless models coincide)."""
+        record(key, method, sigma, unlearned, retrained, grads, **extra)
+        gap = float((unlearned - retrained).norm())
+        for multiple in result["controls"] if gap > 0 else []:
+            control = {"multiple": multiple, "epsilon": multiple * eps, "basis": "exact for this pair"}
+            record(control_key(key, multiple), method, audit.exact_sigma(multiple * eps, gap, delta), unlearned,
+                   retrained, grads, **extra, control=control)
 
     # R2D's training: also the source of L and G (CNS's Delta uses them too)
     rc = m["r2d"]
@@ -121,9 +134,9 @@ def step_mlp(params: dict, features: str, out: str, timing: str) -> None:
                 key = f"r2d K/T={fraction:g}"
                 seconds[f"{key} unlearn"] = time.perf_counter() - start
                 K, T = r2d_noise.epoch_steps(K_ep, E, S)
-                record(key, "r2d", r2d_noise.sigma(eps, delta, K, T, eta, L, G, 1, n), moved, retrained,
-                       {"learning": E * n, "unlearning": K_ep * (n - 1), "retraining": E * (n - 1)},
-                       rewind=K / T, K=K, T=T, sensitivity=r2d_noise.sensitivity(K, T, eta, L, G, 1, n))
+                record_with_controls(key, "r2d", r2d_noise.sigma(eps, delta, K, T, eta, L, G, 1, n), moved, retrained,
+                                     {"learning": E * n, "unlearning": K_ep * (n - 1), "retraining": E * (n - 1)},
+                                     rewind=K / T, K=K, T=T, sensitivity=r2d_noise.sensitivity(K, T, eta, L, G, 1, n))
     for method in ("hf", "cns"):
         if method not in m["methods"]:
             continue
@@ -137,6 +150,6 @@ def step_mlp(params: dict, features: str, out: str, timing: str) -> None:
             continue
         seconds[f"{method} learn, unlearn, retrain"] = time.perf_counter() - start
         extra = {k: v for k, v in r.items() if k not in ("unlearned", "retrained", "sigma", "grads")}
-        record(method, method, r["sigma"], r["unlearned"], r["retrained"], r["grads"], **extra)
+        record_with_controls(method, method, r["sigma"], r["unlearned"], r["retrained"], r["grads"], **extra)
     write_json(out, result)
     write_json(timing, {"seconds": seconds, "threads": torch.get_num_threads(), "device": str(device)})

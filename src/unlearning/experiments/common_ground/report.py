@@ -38,32 +38,38 @@ AUDITED = f"({VIOLATED}|{NOT_FAULTED}|{UNINFORMATIVE}): (exact|audit)"  # an aud
 def centralized_table(result: dict, timing: dict) -> pd.DataFrame:
     """One row per method: its claimed (epsilon, delta) and sigma, test and canary accuracy of the unlearned and
     retrained runs, gradient evaluations, wall times, and the audit: its lower bound corrected for the table's
-    comparisons (Bonferroni: each row at 1 - alpha / rows), and, where the method adds Gaussian noise of a known
-    sigma around noiseless outputs (its noiseless gap is recorded), the exact epsilon of that pair.
+    comparisons (Bonferroni over the audited rows that are not controls: each at 1 - alpha / rows), and, where the
+    method adds Gaussian noise of a known sigma around noiseless outputs (its noiseless gap is recorded), the exact
+    epsilon of that pair.
 
     Verdicts (an audit never says "holds"): "violated" when the exact epsilon or the corrected bound exceeds the
-    claim; "not faulted" when neither does and something here could have faulted it (the exact epsilon, or a
-    control row whose corrected bound exceeds its claim); else "uninformative": the audit showed no power at
-    this run count."""
+    claim; "not faulted" when neither does and something here could have faulted it (the exact epsilon, or one of
+    the method's positive controls that the audit faults); else "uninformative": the audit showed no power at this
+    run count. A positive control (key `<row>@<k>x`: the row's noise set for k times the claim) is "control
+    faulted" when its corrected bound exceeds the claim, else "control missed"; controls are not claims and are
+    not counted. Records from before the controls (key `<row>@<scale>`, result["control_noise"]: the row at a
+    fraction of its sigma, claiming its own certificate's epsilon there) read the same way."""
     audited = {k: m for k, m in result["methods"].items() if "missing" not in m}
-    rows_n = max(1, len(audited))
+    rows_n = max(1, sum("@" not in k for k in audited))
     corrected = {k: audit.epsilon_lower_bound(m["audit"]["false_positives"], m["audit"]["false_negatives"],
                                               m["audit"]["runs_per_side"], result["delta"],
                                               1 - (1 - m["audit"]["confidence"]) / rows_n).epsilon_lower
                  for k, m in audited.items()}
     exact = {k: exact_pair_epsilon(m, result["delta"]) for k, m in audited.items()}
-    power = [k for k in audited if "@" in k and corrected[k] > audited[k]["claimed_epsilon"]]
+    labels = {k: row_label(k, m, result) for k, m in result["methods"].items()}
+    power: dict[str, list[str]] = {}  # method -> its controls the audit faults
+    for k, m in audited.items():
+        if "@" in k and corrected[k] > m["claimed_epsilon"]:
+            power.setdefault(m["method"], []).append(labels[k])
     rows = []
     seconds = timing.get("seconds", {})
     for key, m in result["methods"].items():
         if "missing" in m:
-            rows.append({"method": LABELS[m["method"]], "status": f"missing: {m['missing']}"})
+            rows.append({"method": labels[key], "status": f"missing: {m['missing']}"})
             continue
         a = m["audit"]
-        control = "@" in key
-        label = LABELS[m["method"]] + (f" (K/T = {m['rewind']:.3g})" if "rewind" in m else "")
         rows.append({
-            "method": label + (f" (control: sigma x {result['control_noise']:g})" if control else ""),
+            "method": labels[key], "control_epsilon": control_epsilon(key, m),
             "noiseless_gap": m.get("noiseless_gap"), "sensitivity": m.get("sensitivity"),
             "claimed_epsilon": m["claimed_epsilon"], "delta": result["delta"],
             "sigma": m["sigma"], "test_acc_unlearned": m["test_accuracy"]["unlearned"]["mean"],
@@ -79,11 +85,56 @@ def centralized_table(result: dict, timing: dict) -> pd.DataFrame:
             "audit_epsilon_corrected": corrected[key], "audit_epsilon_point": a["epsilon_point"],
             "threshold_epsilon_upper": a["epsilon_upper"], "audit_runs": a["runs_per_side"],
             "audit_fp": a["false_positives"], "audit_fn": a["false_negatives"],
-            "status": audit_status(m["claimed_epsilon"], exact[key], corrected[key], power, rows_n,
-                                   a["confidence"])})
+            "status": (control_status(m["claimed_epsilon"], control_epsilon(key, m), corrected[key],
+                                      a["runs_per_side"]) if "@" in key else
+                       audit_status(m["claimed_epsilon"], exact[key], corrected[key], power.get(m["method"], []),
+                                    rows_n, a["confidence"]))})
     for method, why in result.get("does_not_apply", {}).items():
         rows.append({"method": LABELS[method], "status": f"does not apply: {why}"})
     return pd.DataFrame(rows)
+
+
+def row_label(key: str, m: dict, result: dict) -> str:
+    """A row's name: the method, its rewind, and for a positive control the epsilon its noise was set for."""
+    label = LABELS[m["method"]] + (f" (K/T = {m['rewind']:.3g})" if "rewind" in m else "")
+    if "@" not in key:
+        return label
+    c = m.get("control")
+    if c is None:  # a record from before the controls: the row at a fraction of its certified sigma
+        return f"{label} (control: sigma x {result['control_noise']:g})"
+    return f"{label} (control: epsilon {c['epsilon']:g} = {c['multiple']:g}x the claim, {c['basis']})"
+
+
+def control_epsilon(key: str, m: dict) -> float | None:
+    """The epsilon a positive control's noise was set for (an older record's control: its certificate's claim)."""
+    if "@" not in key:
+        return None
+    return m["control"]["epsilon"] if "control" in m else m["claimed_epsilon"]
+
+
+def control_status(claim: float, epsilon: float, bound: float, runs: int) -> str:
+    """A positive control's line: whether the audit's corrected bound faults the claim of a run whose epsilon is
+    known to be `epsilon`."""
+    text = f"audit bound {bound:.3g} vs claimed {claim:g}; this noise's epsilon is {epsilon:.3g}"
+    if bound > claim:
+        return f"control faulted: {text}: the audit has power at {runs} runs a side"
+    return f"control missed: {text}: the audit has no power against it at {runs} runs a side"
+
+
+def controls_sentence(result: dict) -> str:
+    """What the positive controls of a centralized result are, in the report's words."""
+    if "controls" not in result:  # a record from before the controls
+        return (f"Each method runs again at {result['control_noise']:g} times its certified sigma (this record's "
+                "older control: it claims its own certificate's epsilon for that sigma, so the audit could fault it "
+                "only where that certificate is loose by less than the audit's reach).")
+    if not result["controls"]:
+        return "No positive controls ran (common.centralized.controls is empty)."
+    times = " and ".join(f"{k:g}x" for k in result["controls"])
+    return (f"Positive controls: each row again with its noise set so that its epsilon is {times} the claim "
+            "(control_epsilon: exact for the pair where the method noises two fixed outputs, else SGLU's and LU's "
+            "accountant's, an upper bound on the true epsilon), the claim tested staying the budget: where the "
+            "audit's bound exceeds the claim there (control faulted), it has shown it can fault a certificate at "
+            "this run count; where it does not (control missed), it has no power against that epsilon.")
 
 
 def exact_pair_epsilon(m: dict, delta: float) -> float | None:
@@ -107,10 +158,10 @@ def audit_status(claim: float, exact: float | None, bound: float, power: list[st
     if (exact is not None and exact > claim) or bound > claim:
         return f"{VIOLATED}: {text}"
     if exact is not None or power:
-        why = "" if exact is not None else f" (the audit faults its controls: {', '.join(power)})"
+        why = "" if exact is not None else f" (the audit faults this method's positive controls: {', '.join(power)})"
         return f"{NOT_FAULTED}: {text}{why}"
-    return (f"{UNINFORMATIVE}: {text}; no exact epsilon for this mechanism and no control row here that the audit "
-            "faults, so it has shown no power at this run count")
+    return (f"{UNINFORMATIVE}: {text}; no exact epsilon for this mechanism and the audit faults none of its positive "
+            "controls, so it has shown no power at this run count")
 
 
 def _seed_rows(results: list[dict]) -> pd.DataFrame:
@@ -353,17 +404,16 @@ def write_report(params: dict, centralized: str | None, timing: str | None, mlp:
         f"section's pair and constants), n = {result['n']}, d = {result['d']}. The forget set is one canary, the "
         "last training point with its label flipped; removing it replaces it by SGLU's random replacement point. "
         f"{result['trials']} runs a side per method. canary_acc: the share of runs whose model predicts the "
-        "canary's flipped label (how often it was memorised). Gradient evaluations are per-sample gradients. Each "
-        "method runs again at a small fraction of its certified sigma (a control, with the epsilon its own "
-        "certificate gives that sigma): only where the audit's bound exceeds a control's claim has the audit shown "
-        "it can fault a certificate at this run count. exact_epsilon: where the method adds Gaussian noise of a "
-        "known sigma around noiseless outputs, the exact epsilon of the audited pair (its measured noiseless gap as "
+        "canary's flipped label (how often it was memorised). Gradient evaluations are per-sample gradients. "
+        + controls_sentence(result) + " exact_epsilon: where the method adds Gaussian noise of a known sigma around noiseless outputs, the exact epsilon of the audited pair (its measured noiseless gap as "
         "the sensitivity; Balle & Wang 2018, Theorem 8), which the audit's bound can only approach. "
-        "audit_epsilon_corrected: the bound with a Bonferroni correction over the table's audited rows; "
+        "audit_epsilon_corrected: the bound with a Bonferroni correction over the table's audited rows that are not "
+        "controls (each control at the same level); "
         "threshold_epsilon_upper bounds the epsilon this threshold's rates imply, not the mechanism's. Verdicts: "
         "violated (the exact epsilon or the corrected bound above the claim), not faulted (neither, with the exact "
-        "epsilon or an audit of shown power), uninformative (neither: the audit has shown no power).")
-    page.table(select(table, ["method", "claimed_epsilon", "sigma", "sensitivity", "noiseless_gap",
+        "epsilon or an audit that faults one of the method's controls), uninformative (neither: the audit has shown no "
+        "power).")
+    page.table(select(table, ["method", "control_epsilon", "claimed_epsilon", "sigma", "sensitivity", "noiseless_gap",
                               "test_acc_unlearned", "test_acc_retrained",
                               "canary_acc_unlearned", "canary_acc_retrained", "grads_unlearning", "grads_retraining",
                               "unlearn_s", "retrain_s", "exact_epsilon", "audit_epsilon_lower",
@@ -376,8 +426,8 @@ def write_report(params: dict, centralized: str | None, timing: str | None, mlp:
         "decaying step) and estimates L and G as its Appendix D does; HF and CNS at the convex setting's settings. "
         "sensitivity: the certificate's bound on the distance between the noiseless unlearned and retrained models; "
         "noiseless_gap: that distance as measured. A gap above the bound means the certificate's premise fails here, "
-        "and the audit then faults it.")
-    page.table(select(mlp_table, ["method", "claimed_epsilon", "sigma", "sensitivity", "noiseless_gap",
+        "and the audit then faults it. " + controls_sentence(mlp_result))
+    page.table(select(mlp_table, ["method", "control_epsilon", "claimed_epsilon", "sigma", "sensitivity", "noiseless_gap",
                                   "test_acc_unlearned", "test_acc_retrained", "grads_unlearning", "grads_retraining",
                                   "exact_epsilon", "audit_epsilon_lower", "audit_epsilon_corrected",
                                   "audit_epsilon_point", "threshold_epsilon_upper", "audit_runs", "status"]))
@@ -432,16 +482,17 @@ def plain_summary(tables: dict[str, pd.DataFrame], centralized: dict[str, pd.Dat
         if "audit_epsilon_lower" not in c:
             continue
         audited = c[c.status.str.match(AUDITED)]
-        control = audited.method.str.contains("control")
-        named = {kind: ", ".join(audited[~control & audited.status.str.startswith(kind)].method) or "none"
+        named = {kind: ", ".join(audited[audited.status.str.startswith(kind)].method) or "none"
                  for kind in (VIOLATED, NOT_FAULTED, UNINFORMATIVE)}
         line = (f"- centralized, {model}: **violated** (the exact epsilon of the pair or the audit's corrected bound "
                 f"above the claim): {named[VIOLATED]}; not faulted (the exact epsilon of the pair, or an audit with "
                 f"shown power, within the claim): {named[NOT_FAULTED]}; uninformative (no exact epsilon, and the "
-                f"audit faults no control): {named[UNINFORMATIVE]}")
-        if control.any():
-            seen = audited[control & audited.status.str.startswith(VIOLATED)].method.tolist()
-            line += f"; controls the audit faults at reduced noise: {', '.join(seen) or 'none'}"
+                f"audit faults none of the method's positive controls): {named[UNINFORMATIVE]}")
+        controls = c[c.status.str.startswith("control ")]
+        if len(controls):
+            seen = controls[controls.status.str.startswith("control faulted")].method.tolist()
+            line += (f"; positive controls (noise for a known epsilon above the claim) that the audit faults: "
+                     f"{len(seen)} of {len(controls)}{': ' + ', '.join(seen) if seen else ''}")
         over = audited[audited.noiseless_gap > audited.sensitivity] if "sensitivity" in audited else audited[:0]
         if len(over):
             line += ("; measured gap above the certificate's own sensitivity bound: " +
