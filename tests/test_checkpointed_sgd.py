@@ -49,6 +49,20 @@ def test_one_epoch_equals_torch_sgd():
         torch.testing.assert_close(p, q, rtol=0, atol=1e-7)
 
 
+def test_a_dropped_sample_leaves_every_other_minibatch_as_it_was():
+    X, y = data()
+    sched = cs.Schedule(lr0=0.05, gamma=0.9, batch_size=32, seed=3)
+    a, b = model(), model()
+    cs.run_epochs(a, X, y, sched, 2, 3, drop=7)
+    opt = torch.optim.SGD(b.parameters(), lr=sched.lr(2))
+    for batch in torch.split(sched.permutation(len(X), 2), 32):  # the full data's batches, 7 left out of its own
+        opt.zero_grad()
+        F.cross_entropy(b(X[batch[batch != 7]]), y[batch[batch != 7]]).backward()
+        opt.step()
+    for p, q in zip(a.parameters(), b.parameters()):
+        torch.testing.assert_close(p, q, rtol=0, atol=1e-7)
+
+
 def test_train_checkpoints_selects_and_resumes(tmp_path):
     X, y = data()
     Xv, yv = data(60, seed=1)

@@ -332,7 +332,39 @@ def test_mlp_setting_audits_r2d_hf_and_cns_and_says_why_the_convex_certificates_
         if m.get("K") != m.get("T"):  # (3 epochs: the rewind of 0.75 re-runs them all, sigma 0)
             assert m["sigma"] > 0 and m["noiseless_gap"] > 0 and m["sensitivity"] > 0  # a gap above the bound shows
     assert result["r2d_constants"]["L"] > 0 and result["r2d_constants"]["G"] > 0
+    cal = result["r2d_calibration"]  # R2D's calibration taken apart, one row per published rewind
+    assert set(cal["rows"]) == {"r2d K/T=0.25", "r2d K/T=0.5", "r2d K/T=0.75"} and cal["eta_max"] > cal["eta_final"]
+    for key, r in cal["rows"].items():
+        assert r["sensitivity"] == result["methods"][key]["sensitivity"] and r["gap"] == result["methods"][key][
+            "noiseless_gap"]
+        assert r["gap_matched"] > 0 and r["full_batch_gap"] >= 0 and cal["full_batch_G_needed"] > 0 and (r["sigma_classical"] > 0 or r["K"] == r["T"])
+        assert r["sensitivity_actual_steps"] > r["sensitivity"] or r["K"] == r["T"]
     step_mlp(params, str(features), str(tmp_path / "again.json"), str(tmp_path / "t2.json"))
     assert (tmp_path / "again.json").read_bytes() == out.read_bytes()
     table = centralized_table(result, json.loads((tmp_path / "t.json").read_text()))
     assert table.status.str.startswith("does not apply").sum() == 3
+
+
+def test_r2d_calibration_sentence_says_whether_the_full_batch_gaps_contradict_theorem_3_1():
+    from unlearning.experiments.common_ground.report import r2d_calibration_sentence, r2d_calibration_table
+
+    def result(full_batch_gap):  # Appendix D's G 1.0; the full-batch run needs 2.0, so its bound doubles
+        row = {"rewind": 0.5, "K": 10, "T": 20, "sensitivity": 1e-4, "sensitivity_actual_steps": 8e-4, "gap": 9e-4,
+               "gap_matched": 6e-4, "full_batch_gap": full_batch_gap, "full_batch_sensitivity_needed_G": 2e-4,
+               "sigma_classical": 5e-4}
+        return {"epsilon": 1.0, "delta": 1e-5, "methods": {"r2d K/T=0.5": {"sigma": 4e-4, "noiseless_gap": 9e-4}},
+                "r2d_calibration": {"eta_final": 0.01, "eta_max": 0.1, "steps": 20, "G": 1.0,
+                                    "full_batch_G_needed": 2.0, "rows": {"r2d K/T=0.5": row}}}
+
+    def sentence(full_batch_gap):
+        r = result(full_batch_gap)
+        return r2d_calibration_sentence(r2d_calibration_table(r), r)
+
+    table = r2d_calibration_table(result(5e-5))
+    assert table.gap_over_published.iloc[0] == pytest.approx(9.0)
+    assert table.matched_over_actual.iloc[0] == pytest.approx(0.75)
+    text = sentence(5e-5)
+    assert "is 9x the Delta" in text and "under-states the sensitivity" in text
+    assert "Theorem 3.1 is not contradicted. " in text
+    assert "Theorem 3.1 is not contradicted: the bound is exceeded with Appendix D's G (1" in sentence(1.5e-4)
+    assert "Theorem 3.1 is exceeded even with the G the full-batch run needs (2" in sentence(3e-4)

@@ -51,7 +51,8 @@ def deterministic_files(workdir: Path) -> dict[str, bytes]:
                                                                              "table17", "figure1", "claims",
                                                                              "table3_semantics")]
     files += [workdir / "reports" / "common_ground" / f"{name}.csv" for name in ("centralized", "centralized_mlp",
-                                                                                     "client", "sample", "originals")]
+                                                                                     "client", "sample", "originals",
+                                                                                     "r2d_calibration")]
     return {str(f.relative_to(workdir)): f.read_bytes() for f in files}
 
 

@@ -153,3 +153,14 @@ def test_bad_input_names_the_argument(call, name):
 def test_classical_refusal_points_to_analytic():
     with pytest.raises(ValueError, match="analytic"):
         rn.classical_sigma(1.5, 0.1, 1.0)
+
+
+def test_the_bound_with_the_steps_taken_is_theorem_3_1_for_constant_steps_and_grows_with_larger_ones():
+    for K in (0, 7, 30, 40):
+        assert rn.sensitivity_steps(K, [0.01] * 40, 2.0, 1.5, 1, 1000) == pytest.approx(
+            rn.sensitivity(K, 40, 0.01, 2.0, 1.5, 1, 1000), rel=1e-12)
+    decaying = [0.1 * 0.9 ** (t // 10) for t in range(40)]  # an epoch schedule; its last step is the smallest
+    for K in (0, 10, 30):
+        assert rn.sensitivity_steps(K, decaying, 2.0, 1.5, 1, 1000) > rn.sensitivity(K, 40, decaying[-1], 2.0, 1.5,
+                                                                                     1, 1000)
+    assert rn.sensitivity_steps(40, decaying, 2.0, 1.5, 1, 1000) == 0.0  # a full rewind: retraining

@@ -86,7 +86,7 @@ rule common_ground_report:
         html=report("reports/common_ground/index.html", caption="../report/common_ground_index.rst",
                     category="Reports"),
         tables=[f"reports/common_ground/{t}.csv" for t in ("centralized", "centralized_mlp", "client", "sample",
-                                                           "originals")],
+                                                           "originals", "r2d_calibration")],
         timing="reports/common_ground/timing.csv",
         summary="reports/common_ground/summary.json",
         figure=report("reports/common_ground/utility_cost.png", caption="../report/common_ground_figure.rst",

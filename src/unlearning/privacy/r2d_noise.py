@@ -95,6 +95,26 @@ def sensitivity(K: int, T: int, eta: float, L: float, G: float, m: float, n: flo
                           positive=m * G * hk > 0)
 
 
+def sensitivity_steps(K: int, etas: list[float], L: float, G: float, m: float, n: float) -> float:
+    """Theorem 3.1's bound with the step sizes actually taken (`etas`, one per step; T = len(etas)) in place of one
+    constant eta: over the first T - K steps the gap obeys e <- (1 + a_t) e + b_t with a_t = eta_t L n / (n - m),
+    b_t = 2 m G eta_t / (n - m) (Lemma B.2, step by step); the last K steps multiply it by (1 + eta_t L) each
+    (Lemma B.3). For constant steps this is `sensitivity` (the sum of b_t times the later products is then
+    2 m G ((1 + a)^(T - K) - 1) / (L n))."""
+    T = len(etas)
+    K, T, _, L, m, n = _check_run(K, T, max(etas, default=0.0) or 1.0, L, m, n)
+    G = finite("G (gradient bound)", G, strict=False)
+    gap = 0.0
+    for eta in etas[:T - K]:
+        gap = (1 + eta * L * n / (n - m)) * gap + 2 * m * G * eta / (n - m)
+    for eta in etas[T - K:]:
+        gap *= 1 + eta * L
+    if not math.isfinite(gap):
+        raise ValueError(f"the step sizes' bound overflows for L = {L:g}, G = {G:g} over T = {T} steps; valid: "
+                         "smaller steps or L")
+    return gap
+
+
 # ---------------------------------------------------------------------------------------------- mechanisms
 
 def gaussian_factor(delta: float) -> float:

@@ -87,10 +87,11 @@ def load_epoch(store: CheckpointStore, epoch: int, model: nn.Module, spec: FlatS
 
 def run_epochs(model: nn.Module, X: torch.Tensor, y: torch.Tensor, schedule: Schedule, start: int, stop: int,
                loss_fn: Loss = F.cross_entropy, store: CheckpointStore | None = None,
-               on_epoch: Callable[[int], None] | None = None) -> list[float]:
+               on_epoch: Callable[[int], None] | None = None, drop: int | None = None) -> list[float]:
     """Epochs start .. stop-1 (0-based) of shuffled minibatch SGD on (X, y), in place. After epoch e the state
     (the model after e + 1 epochs) is saved to `store` and `on_epoch(e + 1)` is called. Returns the largest
-    minibatch gradient norm of each epoch."""
+    minibatch gradient norm of each epoch. `drop`: a sample left out of its minibatch after the split, so every
+    other batch is the one the full data's run takes (matched minibatches)."""
     spec = FlatSpec.of(model)
     params = [p for p in model.parameters()]
     n = X.shape[0]
@@ -102,7 +103,10 @@ def run_epochs(model: nn.Module, X: torch.Tensor, y: torch.Tensor, schedule: Sch
         lr = schedule.lr(epoch)
         order = schedule.permutation(n, epoch).to(X.device)
         top = 0.0
-        for step, batch in enumerate(torch.split(order, schedule.batch_size)):
+        batches = torch.split(order, schedule.batch_size)
+        if drop is not None:
+            batches = [b for b in (b[b != drop] for b in batches) if len(b)]
+        for step, batch in enumerate(batches):
             loss = loss_fn(model(X[batch]), y[batch])
             grads = torch.autograd.grad(loss, params)
             norm = float(torch.sqrt(sum((g * g).sum() for g in grads)))

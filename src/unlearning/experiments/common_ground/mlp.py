@@ -35,7 +35,7 @@ from ...resolved import config_record
 from ...seeding import derive_seed, generator
 from ...train import checkpointed_sgd as cs
 from ...train.flat import FlatSpec
-from . import baselines, config
+from . import baselines, config, r2d_calibration
 from .centralized import _summary, canary_data, control_key, held_out_audit
 
 log = logging.getLogger("unlearning")
@@ -127,6 +127,7 @@ def step_mlp(params: dict, features: str, out: str, timing: str) -> None:
         retrained = spec.flatten(r2d.rewind(net, store, x[keep], labels[keep], sched, E, E)).clone()[None]
         seconds["r2d retrain"] = time.perf_counter() - start
         if "r2d" in m["methods"]:
+            published = {}
             for fraction in rc["rewinds"]:
                 K_ep = min(max(1, round(fraction * (E - 1))), E - 1)
                 start = time.perf_counter()
@@ -137,6 +138,11 @@ def step_mlp(params: dict, features: str, out: str, timing: str) -> None:
                 record_with_controls(key, "r2d", r2d_noise.sigma(eps, delta, K, T, eta, L, G, 1, n), moved, retrained,
                                      {"learning": E * n, "unlearning": K_ep * (n - 1), "retraining": E * (n - 1)},
                                      rewind=K / T, K=K, T=T, sensitivity=r2d_noise.sensitivity(K, T, eta, L, G, 1, n))
+                published[key] = {**result["methods"][key], "K_ep": K_ep}
+            start = time.perf_counter()
+            result["r2d_calibration"] = r2d_calibration.attribution(model_fn, store, x, labels, canary, sched, E,
+                                                                    published, L, G, eps, delta)
+            seconds["r2d calibration"] = time.perf_counter() - start
     for method in ("hf", "cns"):
         if method not in m["methods"]:
             continue

@@ -137,6 +137,65 @@ def controls_sentence(result: dict) -> str:
             "this run count; where it does not (control missed), it has no power against that epsilon.")
 
 
+def r2d_calibration_table(result: dict) -> pd.DataFrame:
+    """R2D's calibration taken apart (r2d_calibration.py), one row per published rewind: its Delta, Delta with the
+    steps actually taken, the measured gaps (as run, with matched minibatches, in Theorem 3.1's full-batch
+    constant-step setting), the analytic and classical sigma and the published pair's exact epsilon."""
+    cal = result.get("r2d_calibration")
+    if not cal:
+        return pd.DataFrame()
+    rows = []
+    for key, r in cal["rows"].items():
+        m, published = result["methods"][key], r["sensitivity"]
+        rows.append({"method": f"R2D (K/T = {r['rewind']:.3g})", "K": r["K"], "T": r["T"], "sensitivity": published,
+                     "sensitivity_actual_steps": r["sensitivity_actual_steps"],
+                     "actual_over_published": r["sensitivity_actual_steps"] / published, "gap": r["gap"],
+                     "gap_over_published": r["gap"] / published, "gap_matched": r["gap_matched"],
+                     "matched_over_actual": r["gap_matched"] / r["sensitivity_actual_steps"],
+                     "full_batch_gap": r["full_batch_gap"], "full_batch_over_bound": r["full_batch_gap"] / published,
+                     "full_batch_over_bound_needed_G": r["full_batch_gap"] / r["full_batch_sensitivity_needed_G"],
+                     "sigma_analytic": m["sigma"], "sigma_classical": r["sigma_classical"],
+                     "classical_over_analytic": r["sigma_classical"] / m["sigma"] if m["sigma"] else None,
+                     "exact_epsilon": exact_pair_epsilon(m, result["delta"])})
+    return pd.DataFrame(rows)
+
+
+def r2d_calibration_sentence(t: pd.DataFrame, result: dict) -> str:
+    """What the calibration table shows, in words computed from it (empty without the table)."""
+    if t.empty:
+        return ""
+    cal = result["r2d_calibration"]
+    span = lambda col: (f"{t[col].min():.2g}" if f"{t[col].min():.2g}" == f"{t[col].max():.2g}"  # noqa: E731
+                        else f"{t[col].min():.2g}-{t[col].max():.2g}")
+    over = t.gap_over_published.min() > 1
+    G, needed = cal["G"], cal["full_batch_G_needed"]
+    if (t.full_batch_over_bound <= 1).all():
+        theorem = "not contradicted"
+    elif (t.full_batch_over_bound_needed_G <= 1).all():
+        theorem = (f"not contradicted: the bound is exceeded with Appendix D's G ({G:.3g}, the largest minibatch "
+                   f"gradient), but the full-batch run's gradient difference needs G = {needed:.3g}, and with it "
+                   f"the gaps are {span('full_batch_over_bound_needed_G')}x the bound; the estimate fails, not the "
+                   "theorem")
+    else:
+        theorem = (f"exceeded even with the G the full-batch run needs ({needed:.3g} against Appendix D's "
+                   f"{G:.3g}; the gaps are then {span('full_batch_over_bound_needed_G')}x the bound), so Appendix "
+                   "D's L, estimated at theta_T only, is below what this run needs too; the theorem's true constants "
+                   "are unknown here, so this does not contradict it, but its practical constants fail even in its "
+                   "own setting")
+    return (f"R2D's calibration taken apart: the measured gap between its noiseless unlearned and retrained models is "
+            f"{span('gap_over_published')}x the Delta its noise was set for (Theorem 3.1 at the final step size "
+            f"{cal['eta_final']:.3g}, Appendix D's L and G)"
+            + (", so the practical calibration under-states the sensitivity on this task" if over else "")
+            + f". With the step sizes the run actually took (up to {cal['eta_max']:.3g}) Delta is "
+            f"{span('actual_over_published')}x larger, and with matched minibatches (the canary simply dropped from "
+            f"its batch) the gaps are {span('matched_over_actual')}x that. In Theorem 3.1's own setting (full-batch "
+            f"GD at the constant final step size, {cal['steps']} steps, the same MLP, initialisation, L and G) the "
+            f"gaps are {span('full_batch_over_bound')}x its bound: Theorem 3.1 is {theorem}. The exact epsilon of "
+            f"the published pairs: {', '.join(f'{v:.3g}' for v in t.exact_epsilon)} against the claimed "
+            f"{result['epsilon']:g}. The paper's classical sigma (eq. 3) is {span('classical_over_analytic')}x the "
+            "analytic one the rows use.")
+
+
 def exact_pair_epsilon(m: dict, delta: float) -> float | None:
     """The exact epsilon of the audited pair where the method adds N(0, sigma^2 I) around deterministic
     (noiseless) unlearned and retrained outputs whose distance was measured (`noiseless_gap`); None otherwise."""
@@ -347,6 +406,9 @@ def write_report(params: dict, centralized: str | None, timing: str | None, mlp:
     timed = [c for c in ("unlearn_s", "retrain_s") if c in table]  # wall times vary: their own file
     with atomic_path(out / "centralized.csv") as tmp:
         table.drop(columns=timed).to_csv(tmp, index=False, float_format="%.6g")
+    calibration = r2d_calibration_table(mlp_result)
+    with atomic_path(out / "r2d_calibration.csv") as tmp:
+        calibration.to_csv(tmp, index=False, float_format="%.6g")
     mlp_timed = [c for c in ("unlearn_s", "retrain_s") if c in mlp_table]
     with atomic_path(out / "centralized_mlp.csv") as tmp:
         mlp_table.drop(columns=mlp_timed).to_csv(tmp, index=False, float_format="%.6g")
@@ -374,6 +436,8 @@ def write_report(params: dict, centralized: str | None, timing: str | None, mlp:
         "method's noise from its own certificate where it has one).")
     page.heading("Summary")
     lines = plain_summary(dec_tables, {"convex": table, "MLP": mlp_table})
+    if not calibration.empty:
+        lines.append(f"- centralized, MLP: {r2d_calibration_sentence(calibration, mlp_result)}")
     page.bullets(lines)
     with atomic_path(out / "summary.json") as tmp:  # the front page's common-ground section reads it
         tmp.write_text(json.dumps({"summary": lines}, indent=2) + "\n")
@@ -427,10 +491,18 @@ def write_report(params: dict, centralized: str | None, timing: str | None, mlp:
         "sensitivity: the certificate's bound on the distance between the noiseless unlearned and retrained models; "
         "noiseless_gap: that distance as measured. A gap above the bound means the certificate's premise fails here, "
         "and the audit then faults it. " + controls_sentence(mlp_result))
-    page.table(select(mlp_table, ["method", "control_epsilon", "claimed_epsilon", "sigma", "sensitivity", "noiseless_gap",
-                                  "test_acc_unlearned", "test_acc_retrained", "grads_unlearning", "grads_retraining",
-                                  "exact_epsilon", "audit_epsilon_lower", "audit_epsilon_corrected",
+    page.table(select(mlp_table, ["method", "control_epsilon", "claimed_epsilon", "sigma", "sensitivity",
+                                  "noiseless_gap", "test_acc_unlearned", "test_acc_retrained", "grads_unlearning",
+                                  "grads_retraining", "exact_epsilon", "audit_epsilon_lower", "audit_epsilon_corrected",
                                   "audit_epsilon_point", "threshold_epsilon_upper", "audit_runs", "status"]))
+    if not calibration.empty:
+        page.heading("R2D's calibration on the MLP, taken apart")
+        page.text(r2d_calibration_sentence(calibration, mlp_result) + " Columns: sensitivity, the published Delta "
+                  "(also the full-batch runs' bound); sensitivity_actual_steps, Theorem 3.1's recursion with the step "
+                  "sizes taken; gap, gap_matched and full_batch_gap, the measured distances between the noiseless "
+                  "unlearned and retrained models as run, with matched minibatches, and in the full-batch "
+                  "constant-step setting.")
+        page.table(calibration)
     if missing:
         page.heading("Missing").bullets([f"- {setting}: {reason}" for setting, reason in missing.items()])
     page.write(out)
