@@ -14,3 +14,17 @@ def test_inline_markdown_becomes_html_and_the_rest_is_escaped(tmp_path):
     assert "<strong>Decentralized client removal</strong>" in html and "**" not in html
     assert "<a href='sglu/index.html'>the report</a>" in html and "<code>x &lt; y</code> &amp; more" in html
     assert "<strong>violated</strong>: 1 &lt; 2" in html
+
+
+def test_a_long_missing_reason_is_shown_once_as_a_note(tmp_path):
+    reason = "data/raw/MNIST/raw/train-images-idx3-ubyte not found; needs a network: run prepare"
+    df = pd.DataFrame({"cell": ["a", "b", "c"], "status": [f"missing: {reason}", f"missing: {reason}", "within"]})
+    page = Page("t").table(df).table(df.assign(status="missing: short"))
+    md = page.markdown()
+    assert md.count(reason) == 1 and md.count("missing: see note 1") == 2 and "missing: short" in md
+    assert md.rstrip().endswith(f"- note 1: {reason}")
+    assert md.count("## Notes: why cells are missing") == 1
+    page.write(tmp_path)
+    html = (tmp_path / "index.html").read_text()
+    assert html.count(reason) == 1 and "<div class='t'><table" in html
+    assert df.status.iloc[0] == f"missing: {reason}"  # the frame (and so its CSV) keeps the reason

@@ -15,8 +15,10 @@ from ..files import atomic_path
 
 EMPTY = "(nothing to show)"
 STYLE = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}"
-         "table{border-collapse:collapse;font-size:90%}td,th{padding:2px 8px;border-bottom:1px solid #ddd}"
+         "div.t{overflow-x:auto}table{border-collapse:collapse;font-size:90%}"
+         "td,th{padding:2px 8px;border-bottom:1px solid #ddd;vertical-align:top}td{max-width:32em}"
          "img{max-width:100%}")
+MISSING, LONG = "missing: ", 40  # a missing cell's reason longer than this is shown once, as a note below the page
 
 
 def select(df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
@@ -52,9 +54,26 @@ class Page:
         self.blocks.append(("table", (df, floatfmt)))
         return self
 
+    def _blocks(self) -> list[tuple[str, object]]:
+        """The blocks as shown: in every table, a long "missing: <reason>" cell becomes "missing: see note N", and
+        the reasons follow once each, numbered, under a last heading (the CSV files keep every cell's reason)."""
+        notes: dict[str, int] = {}
+
+        def short(v):
+            if isinstance(v, str) and v.startswith(MISSING) and len(v) - len(MISSING) > LONG:
+                return f"{MISSING}see note {notes.setdefault(v[len(MISSING):], len(notes) + 1)}"
+            return v
+
+        blocks = [(kind, (body[0].apply(lambda col: col.map(short)), body[1]) if kind == "table" else body)
+                  for kind, body in self.blocks]
+        if notes:
+            blocks += [("h2", "Notes: why cells are missing"),
+                       ("ul", [f"- note {n}: {reason}" for reason, n in notes.items()])]
+        return blocks
+
     def markdown(self) -> str:
         lines = [f"# {self.title}", ""]
-        for kind, body in self.blocks:
+        for kind, body in self._blocks():
             if kind == "h2":
                 lines += [f"## {body}", ""]
             elif kind in ("p", "ul"):
@@ -68,7 +87,7 @@ class Page:
 
     def html(self, folder: str | Path) -> str:
         parts = [f"<h1>{_inline(self.title)}</h1>"]
-        for kind, body in self.blocks:
+        for kind, body in self._blocks():
             if kind == "h2":
                 parts.append(f"<h2>{_inline(body)}</h2>")
             elif kind == "p":
@@ -81,8 +100,9 @@ class Page:
             else:
                 df, fmt = body
                 cells = df.apply(lambda col: col.map(lambda v: _inline(v) if isinstance(v, str) else v))
-                parts.append(f"<p>{EMPTY}</p>" if df.empty else cells.to_html(
-                    index=False, border=0, na_rep="", escape=False, float_format=lambda v, fmt=fmt: format(v, fmt)))
+                parts.append(f"<p>{EMPTY}</p>" if df.empty else "<div class='t'>" + cells.to_html(
+                    index=False, border=0, na_rep="", escape=False, float_format=lambda v, fmt=fmt: format(v, fmt))
+                             + "</div>")
         title = html.escape(re.sub(r"`", "", self.title))
         return (f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title><style>{STYLE}</style>"
                 f"</head><body>{''.join(parts)}</body></html>\n")
