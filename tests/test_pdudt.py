@@ -80,6 +80,21 @@ def five_rounds(tiny, tmp_path_factory):
     return p, trained_state(p, features, split, out)
 
 
+def test_pretrain_records_every_models_accuracy_on_the_forget_class_each_round(five_rounds):
+    import json
+
+    from unlearning.evaluate.metrics import accuracy, per_sample_loss_and_pred
+
+    params, state = five_rounds
+    curve = json.loads((state.directory / "class_curve.json").read_text())
+    cls = params["spine"]["forget"]["class"]
+    assert curve["class"] == cls and curve["clients"] == state.clients and len(curve["accuracy"]) == 5
+    keep = state.setup.y_test == cls
+    final = [accuracy(per_sample_loss_and_pred(state.setup, row, state.setup.x_test[keep], state.setup.y_test[keep])[1],
+                      state.setup.y_test[keep]) for row in state.theta]
+    assert curve["accuracy"][-1] == final  # the last round's entry is the trained models'
+
+
 def online_accumulator(history: History, lr: float, horizon: int) -> torch.Tensor:
     """All clients at once, as an online accumulator during training would: S_i / A_i (spec 2.3)."""
     total, weights = 0, 0

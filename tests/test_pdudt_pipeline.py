@@ -395,6 +395,20 @@ def test_settings_table_says_where_origin_carries_the_target(params):
     assert norms.iloc[0].second_half_mean == pytest.approx(0.15)
 
 
+def test_class_curve_reads_the_target_apart_from_the_others_round_by_round():
+    from unlearning.experiments.pdudt.steps import class_curve
+
+    curve = class_curve({"class": 9, "clients": [0, 1, 2], "accuracy": [[0.1, 0.5, 0.9], [0.0, 0.2, 1.0]]}, target=2)
+    assert curve == {"class": 9, "target": [0.9, 1.0], "others_mean": [0.3, 0.1], "others_max": [0.5, 0.2]}
+    table = report.class_curve_table([{"experiment": "pdudt-eq2_fashion_mnist", "class_curve": curve,
+                                       "gradient_norms": {"target": [2.0, 0.5], "others_mean": [1.0, 1.0]}}])
+    assert table["round"].tolist() == [1, 2] and table.target_norm_over_others.tolist() == [2.0, 0.5]
+    text = report.class_curve_sentence(table, 9, {"eq2": "gradient mixing, Eq. 2"})
+    assert text == ("eq2 (gradient mixing, Eq. 2, fashion_mnist): the other clients' mean accuracy on class 9 peaks "
+                    "at 0.30 in round 1 (their best model reaches 0.50 in round 1) and ends at 0.10 after round 2; "
+                    "the target's gradient norm over the others' is 2 in round 1 and 0.5 in the last.")
+
+
 def test_evaluate_measures_each_clients_model_on_the_forget_set_and_on_its_own_data(tiny):
     """Where the target's influence lives (issue 15): each client's model on the forget set and on its own
     training data, beside the averaged model's forget accuracy."""

@@ -115,6 +115,7 @@ rule pdudt_gaps:
         code=PDUDT_CODE,
         pretrain="artifacts/{exp}/pretrain/models.safetensors",
         history="artifacts/{exp}/pretrain/history",
+        class_curve="artifacts/{exp}/pretrain/class_curve.json",
         retrain="artifacts/{exp}/unlearn/retrain/models.safetensors",
     output:
         "results/{exp}/gaps.json",
@@ -217,10 +218,12 @@ rule pdudt_report:
         md="reports/pdudt/index.md",
         html=report("reports/pdudt/index.html", caption="../report/pdudt_index.rst", category="Reports"),
         tables=[f"reports/pdudt/{t}.csv" for t in ("table2", "table3", "figure1", "figure2", "subsequent", "gaps",
-                                                   "settings", "gradient_norms")],
+                                                   "settings", "gradient_norms", "class_curve")],
         figure1=report("reports/pdudt/figure1.png", caption="../report/pdudt_figure1.rst", category="PDUDT"),
         figure2=report("reports/pdudt/figure2.png", caption="../report/pdudt_figure2.rst", category="PDUDT"),
         curves=report("reports/pdudt/subsequent.png", caption="../report/pdudt_subsequent.rst", category="PDUDT"),
+        class_curve=report("reports/pdudt/class_curve.png", caption="../report/pdudt_class_curve.rst",
+                           category="PDUDT"),
     params:
         missing=pdudt_missing_args(),
     log:

@@ -9,6 +9,7 @@ rule pretrain:
     output:
         models="artifacts/{exp}/pretrain/models.safetensors",
         cost="artifacts/{exp}/pretrain/cost.json",
+        class_curve="artifacts/{exp}/pretrain/class_curve.json",
         history=directory("artifacts/{exp}/pretrain/history"),
         checkpoints=directory("artifacts/{exp}/pretrain/checkpoints"),
         timing="timings/{exp}/original.json",

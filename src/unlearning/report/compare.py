@@ -63,8 +63,10 @@ def read_table(folder: Path, table: str) -> pd.DataFrame:
 
 
 def statuses(folder: Path, tables: Iterable[str]) -> list[str]:
-    """The `status` column of each <folder>/<table>.csv, concatenated (tables without one add nothing)."""
-    return [s for table in tables for s in read_table(folder, table).get("status", [])]
+    """The `status` column of each <folder>/<table>.csv, concatenated (tables without one add nothing, and so do
+    tables a recorded folder predates)."""
+    return [s for table in tables if (Path(folder) / f"{table}.csv").is_file()
+            for s in read_table(folder, table).get("status", [])]
 
 
 def count_tables(folder: Path, tables: Iterable[str]) -> dict[str, int]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -257,7 +258,8 @@ class TrainLog:
 def train(model: nn.Module, spec: FlatSpec, theta: torch.Tensor, data: ClientData, clients: list[int],
           sched: Schedule, rounds: range, strategy: str, history=None, checkpoints=None,
           checkpoint_every: int = 0, progress: bool = False,
-          opt_state: OptState | None = None) -> tuple[torch.Tensor, TrainLog]:
+          opt_state: OptState | None = None,
+          on_round: Callable[[int, torch.Tensor], None] | None = None) -> tuple[torch.Tensor, TrainLog]:
     """Run `rounds` of decentralized SGD for the stacked models `theta` [len(clients), d].
 
     The local steps use `sched.local_optimizer()`. Plain SGD without L2 (the default) runs the original
@@ -269,12 +271,14 @@ def train(model: nn.Module, spec: FlatSpec, theta: torch.Tensor, data: ClientDat
     `history` (a HistoryWriter) receives every round's pseudo-gradients and mixing matrix W, plus
     W_without (the MH matrix without the removable clients, zero rows/columns there) when the schedule
     names removable clients;
-    `checkpoints` (a CheckpointStore) receives the models every `checkpoint_every` rounds.
+    `checkpoints` (a CheckpointStore) receives the models every `checkpoint_every` rounds; `on_round(t, theta)` is
+    called after every round t with the models after it (an evaluation; it must not change them, and its time is
+    left out of the log's wall time).
     With `sched.repaired_without` (clients that have left), every round's graph first loses their nodes and is
     repaired (topology.repair_after_removal: a ring stays a ring, components are joined) before the MH weights.
     """
     grad_fn = grad(make_loss(model, spec))
-    log, start = TrainLog(), time.perf_counter()
+    log, start, evaluating = TrainLog(), time.perf_counter(), 0.0
     opt = sched.local_optimizer()
     if opt.plain:
         if opt_state is not None:
@@ -311,7 +315,11 @@ def train(model: nn.Module, spec: FlatSpec, theta: torch.Tensor, data: ClientDat
         log.grad_evals += int(weight.sum())
         if checkpoints is not None and checkpoint_every and (t + 1) % checkpoint_every == 0:
             checkpoints.save(t + 1, theta, clients)
-    log.wall_time_s = time.perf_counter() - start
+        if on_round is not None:  # an evaluation: its time is not training's
+            started = time.perf_counter()
+            on_round(t, theta)
+            evaluating += time.perf_counter() - started
+    log.wall_time_s = time.perf_counter() - start - evaluating
     log.opt_state = opt_state
     return theta, log
 

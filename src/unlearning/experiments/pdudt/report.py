@@ -40,7 +40,7 @@ from ...report.index import Summary
 from ...report.page import Page, select
 from ...resolved import check_inputs
 
-TABLES = ("table2", "table3", "figure1", "figure2", "subsequent", "gaps", "settings", "gradient_norms")
+TABLES = ("table2", "table3", "figure1", "figure2", "subsequent", "gaps", "settings", "gradient_norms", "class_curve")
 LABELS = {"original": "Origin", "original_all": "Origin (all n clients)", "retrain": "Retrain",
           "perturbed_retrain": "Perturbed retrain", "fats": "FATS-Unl", "fedrecovery": "FedRecovery",
           "fedrecovery_original": "FedRecovery's original (FedAvg)", "hdus": "HDUS-approx", "pdudt": "PDUDT",
@@ -75,6 +75,7 @@ CLASS9_COLLAPSE = 0.5  # class-9 accuracy below this fraction of its Origin valu
 COLLAPSE_METHODS = ("retrain", "perturbed_retrain", "pdudt", "pdudt_es", "noise_only")  # Figure 2's claim and control
 
 
+MIXING_SHORT = {"model": "model mixing, D-PSGD", "gradient": "gradient mixing, Eq. 2"}
 MIXING = {"model": "model mixing, theta <- W theta - lr g (D-PSGD, the paper's Origin in Appendix I.2)",
           "gradient": "gradient mixing, theta_i <- theta_i - lr sum_j W_ij g_j (Eq. 2)"}
 CHOICES = [
@@ -434,6 +435,55 @@ def gradient_norms_table(gaps: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def class_curve_table(gaps: list[dict]) -> pd.DataFrame:
+    """Every setting's training, round by round (issue 37, item 2): the target's class accuracy of the other
+    clients' models (mean and best) and of the target's own, beside the norm of the target's pseudo-gradient over
+    the mean of the others'."""
+    rows = []
+    for g in gaps:
+        curve, norms = g.get("class_curve"), g.get("gradient_norms")
+        if not curve:
+            continue
+        setting, dataset = _setting(g["experiment"])
+        for t, (mean, best, own) in enumerate(zip(curve["others_mean"], curve["others_max"], curve["target"])):
+            o = norms["others_mean"][t] if norms else 0.0
+            rows.append({"setting": setting, "dataset": dataset, "round": t + 1, "others_mean": mean,
+                         "others_max": best, "target": own,
+                         "target_norm_over_others": norms["target"][t] / o if o > 0 else None})
+    return pd.DataFrame(rows)
+
+
+def class_curve_sentence(curve: pd.DataFrame, cls: int, names: dict[str, str]) -> str:
+    """Per setting, where the other clients' accuracy on the target's class peaks and where it ends."""
+    texts = []
+    for (setting, dataset), g in curve.groupby(["setting", "dataset"], sort=False):
+        peak = g.loc[g.others_mean.idxmax()]
+        texts.append(f"{setting} ({names.get(setting, setting)}, {dataset}): the other clients' mean accuracy on "
+                     f"class {cls} peaks at {peak.others_mean:.2f} in round {int(peak['round'])} (their best model "
+                     f"reaches {g.others_max.max():.2f} in round {int(g.loc[g.others_max.idxmax(), 'round'])}) and "
+                     f"ends at {g.others_mean.iloc[-1]:.2f} after round {int(g['round'].iloc[-1])}; the target's "
+                     f"gradient norm over the others' is {g.target_norm_over_others.iloc[0]:.3g} in round 1 and "
+                     f"{g.target_norm_over_others.iloc[-1]:.3g} in the last")
+    return "; ".join(texts) + "." if texts else ""
+
+
+def _class_curve_plot(curve: pd.DataFrame, path: Path, cls: int) -> None:
+    """One panel per setting: the target's class accuracy of the others' models (mean, best) and the target's."""
+    import matplotlib.pyplot as plt
+
+    style.apply()
+    groups = list(curve.groupby(["setting", "dataset"], sort=False)) if not curve.empty else []
+    fig, axes = plt.subplots(1, max(1, len(groups)), figsize=(5 * max(1, len(groups)), 3.6), squeeze=False)
+    for ax, ((setting, dataset), g) in zip(axes[0], groups):
+        for column, label in (("others_mean", "other clients, mean"), ("others_max", "other clients, best"),
+                              ("target", "target client")):
+            ax.plot(g["round"], g[column], label=label)
+        ax.set(title=f"{setting}, {dataset}", xlabel="training round", ylabel=f"accuracy on class {cls}",
+               ylim=(0, 1))
+        ax.legend(fontsize=7)
+    style.save(fig, path)
+
+
 def _plots(fig1: pd.DataFrame, fig2: pd.DataFrame, curves: pd.DataFrame, out: Path,
            names: dict[str, str] = LABELS) -> None:
     import matplotlib.pyplot as plt
@@ -637,6 +687,7 @@ def write_report(params: dict, results: list[str], curves: list[str], timings: l
     gap = gaps_table(_load(list(gaps)))
     st = settings_table(params, candidates)
     norms = gradient_norms_table(_load(list(gaps)))
+    curve = class_curve_table(_load(list(gaps)))
     names = labels(cfg["train"]["mixing"])
     mixing = dict(zip(st.setting, st.mixing)) if not st.empty else {}
     for df in (t3, f2):
@@ -647,10 +698,11 @@ def write_report(params: dict, results: list[str], curves: list[str], timings: l
             df["label"] = [labels(mixing.get(s, cfg["train"]["mixing"])).get(m, m) for s, m in zip(df.setting,
                                                                                                df.method)]
     for name, df in (("table2", t2), ("table3", t3), ("figure1", f1), ("figure2", f2), ("subsequent", sub),
-                     ("gaps", gap), ("settings", st), ("gradient_norms", norms)):
+                     ("gaps", gap), ("settings", st), ("gradient_norms", norms), ("class_curve", curve)):
         with atomic_path(out / f"{name}.csv") as tmp:
             df.to_csv(tmp, index=False, float_format="%.6g")
     _plots(f1, f2, sub, out, names)
+    _class_curve_plot(curve, out / "class_curve.png", cfg["forget"]["class"])
     page = Page(f"PDUDT (Qiao et al., ICML 2025): scale `{params['scale']}`")
     page.text(header)
     page.text(
@@ -743,6 +795,18 @@ def write_report(params: dict, results: list[str], curves: list[str], timings: l
         + "Measured from the training history: the norm of the target's pseudo-gradient over the mean of the "
         "others' (gradient_norms.csv).").table(
         select(norms, ["setting", "dataset", "rounds", "round_1", "round_tenth", "last_round", "second_half_mean"]))
+    if not curve.empty:
+        cls = cfg["forget"]["class"]
+        shown = curve[curve["round"].isin([1, 5, 10, 20]) | (curve["round"] == curve.groupby(
+            ["setting", "dataset"])["round"].transform("max"))]
+        page.text(
+            f"Round by round (class_curve.csv, the figure): every client model's accuracy on class {cls} on the test "
+            "set after each training round, the others' mean and best beside the target's own, and the gradient "
+            "norms' ratio above. " + class_curve_sentence(
+                curve, cls, {s: MIXING_SHORT[mixing.get(s, cfg["train"]["mixing"])] for s in curve.setting.unique()}))
+        page.figure("class_curve.png", f"accuracy on class {cls} during training").table(
+            select(shown, ["setting", "dataset", "round", "others_mean", "others_max", "target",
+                           "target_norm_over_others"]))
     page.heading("Choices where the paper is silent").bullets(CHOICES)
     if missing:
         page.heading("Missing datasets (every cell of theirs shows as missing in the CSV files)")

@@ -183,7 +183,18 @@ def step_gaps(params: dict, name: str, features: str, split: str, pretrain_dir: 
     write_json(out, {"experiment": name, "beta": beta, "checkpoint": "A, before noise", "methods": rows,
                      "gradient_norms": gradient_norms(History(Path(pretrain_dir) / "history"),
                                                       cfg["forget"]["client"]),
+                     "class_curve": class_curve(read_json(Path(pretrain_dir) / "class_curve.json"),
+                                                cfg["forget"]["client"]),
                      "config": config_record(params)})
+
+
+def class_curve(curve: dict, target: int) -> dict:
+    """Per training round, the target's class accuracy of the target's model, and the mean and the largest over the
+    other clients' models (the pretrain's class_curve.json: issue 37, item 2)."""
+    row = curve["clients"].index(target)
+    others = [[a for j, a in enumerate(accs) if j != row] for accs in curve["accuracy"]]
+    return {"class": curve["class"], "target": [accs[row] for accs in curve["accuracy"]],
+            "others_mean": [sum(o) / len(o) for o in others], "others_max": [max(o) for o in others]}
 
 
 def gradient_norms(history: History, target: int) -> dict:

@@ -10,6 +10,7 @@ import torch
 
 from ...config import experiment_config
 from ...data.datasets import normalize, prepare
+from ...evaluate.metrics import accuracy, per_sample_loss_and_pred
 from ...experiment import load_setup, make_split
 from ...files import load_metadata, load_tensors, read_json, save_tensors, write_json
 from ...history import CheckpointStore, HistoryWriter
@@ -42,6 +43,20 @@ def step_split(params: dict, name: str, features: str, out: str) -> None:
                                                          "forget": cfg["forget"]})
 
 
+class ClassCurve:
+    """Every client model's test accuracy on one class after every training round (dsgd.train's on_round): how the
+    class the forget set is about spreads to, or starves in, each model (PDUDT issue 37, item 2)."""
+
+    def __init__(self, setup, cls: int):
+        self.setup, self.cls, self.accuracy = setup, cls, []
+        keep = setup.y_test == cls
+        self.x, self.y = setup.x_test[keep], setup.y_test[keep]
+
+    def __call__(self, t: int, theta: torch.Tensor) -> None:
+        self.accuracy.append([accuracy(per_sample_loss_and_pred(self.setup, row, self.x, self.y)[1], self.y)
+                              for row in theta])
+
+
 def step_pretrain(params: dict, name: str, features: str, split: str, out_dir: str, timing: str) -> None:
     """Train the original decentralized models; store final models, gradient history, checkpoints.
 
@@ -54,10 +69,12 @@ def step_pretrain(params: dict, name: str, features: str, split: str, out_dir: s
     store = CheckpointStore(out / "checkpoints")
     theta = setup.theta0.expand(len(clients), -1).clone()
     store.save(0, theta, clients)
+    curve = ClassCurve(setup, cfg["forget"]["class"])
     theta, train_log = train(setup.model, setup.spec, theta, setup.data, clients, setup.schedule(), range(rounds),
                              setup.strategy, history=history, checkpoints=store,
-                             checkpoint_every=cfg["train"]["checkpoint_every"], progress=True)
+                             checkpoint_every=cfg["train"]["checkpoint_every"], progress=True, on_round=curve)
     history.close()
+    write_json(out / "class_curve.json", {"class": curve.cls, "clients": clients, "accuracy": curve.accuracy})
     if rounds not in store.rounds():
         store.save(rounds, theta, clients)
     save_tensors(out / "models.safetensors", {"theta": theta, "clients": torch.tensor(clients)},
