@@ -28,3 +28,13 @@ def test_a_long_missing_reason_is_shown_once_as_a_note(tmp_path):
     html = (tmp_path / "index.html").read_text()
     assert html.count(reason) == 1 and "<div class='t'><table" in html
     assert df.status.iloc[0] == f"missing: {reason}"  # the frame (and so its CSV) keeps the reason
+
+
+def test_the_front_page_names_its_section_columns_in_words(tmp_path):
+    from unlearning.report.index import Summary, write_index
+
+    table = pd.DataFrame({"method": ["PDUDT"], "memorisation_gap": [0.01], "rmia_tpr_at_1pct_fpr": [0.02]})
+    write_index([Summary("common_ground", "Common ground", "h", "yes", {}, [("table", (table, ".4g"))])], "quick",
+                tmp_path)
+    md = (tmp_path / "index.md").read_text()
+    assert "memorisation gap (forget - test)" in md and "RMIA TPR at 1 % FPR" in md and "memorisation_gap" not in md

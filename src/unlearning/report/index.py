@@ -11,6 +11,15 @@ from .compare import COUNTED
 from .page import Page
 
 
+# the front page's names for the columns its sections show (the paper pages and CSV files keep the keys)
+READABLE = {"method": "method", "test_accuracy": "test accuracy", "forget_accuracy": "forget accuracy",
+            "memorisation_gap": "memorisation gap (forget - test)", "rmia_tpr_at_1pct_fpr": "RMIA TPR at 1 % FPR",
+            "gradient_evaluations": "gradient evaluations", "claimed_epsilon": "claimed epsilon",
+            "sigma": "noise sigma", "test_acc_unlearned": "test accuracy (unlearned)",
+            "exact_epsilon": "exact epsilon of the pair", "audit_epsilon_corrected": "audit's bound (corrected)",
+            "audit_runs": "audit runs a side", "control_epsilon": "control's epsilon"}
+
+
 @dataclass
 class Summary:
     """A paper's row: its report folder (under the reports folder), its cell counts and its headline claim."""
@@ -37,7 +46,8 @@ def write_index(summaries: list[Summary], scale: str, out_dir: str | Path, machi
     for s in summaries:
         if s.section:  # a comparison across papers: its summary, figure and tables on the front page
             page.heading(s.title)
-            page.blocks += s.section
+            page.blocks += [(kind, (body[0].rename(columns=READABLE), body[1]) if kind == "table" else body)
+                            for kind, body in s.section]
     page.heading("Reports")
     page.bullets([f"- [{s.title}]({s.folder}/index.md)" for s in summaries])
     page.write(out_dir)

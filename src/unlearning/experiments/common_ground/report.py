@@ -573,7 +573,7 @@ def plain_summary(tables: dict[str, pd.DataFrame], centralized: dict[str, pd.Dat
     return lines
 
 
-AUDIT_COLUMNS = ["method", "claimed_epsilon", "sigma", "test_acc_unlearned", "exact_epsilon",
+AUDIT_COLUMNS = ["method", "control_epsilon", "claimed_epsilon", "sigma", "test_acc_unlearned", "exact_epsilon",
                  "audit_epsilon_corrected", "audit_runs", "status"]
 FRONT_COLUMNS = ["method", "test_accuracy", "forget_accuracy", "memorisation_gap", "rmia_tpr_at_1pct_fpr",
                  "gradient_evaluations", "claimed_epsilon", "status"]
