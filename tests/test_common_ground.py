@@ -343,6 +343,11 @@ def test_mlp_setting_audits_r2d_hf_and_cns_and_says_why_the_convex_certificates_
     assert (tmp_path / "again.json").read_bytes() == out.read_bytes()
     table = centralized_table(result, json.loads((tmp_path / "t.json").read_text()))
     assert table.status.str.startswith("does not apply").sum() == 3
+    from unlearning.experiments.common_ground.report import r2d_calibration_sentence, r2d_calibration_table
+
+    calibration = r2d_calibration_table(result)  # K/T = 0.75 re-runs every epoch here: its bound is 0
+    assert len(calibration) == 3 and calibration.gap_over_published.isna().sum() == 1
+    assert "Theorem 3.1 is" in r2d_calibration_sentence(calibration, result)
 
 
 def test_r2d_calibration_sentence_says_whether_the_full_batch_gaps_contradict_theorem_3_1():

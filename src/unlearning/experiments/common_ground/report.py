@@ -144,24 +144,30 @@ def r2d_calibration_table(result: dict) -> pd.DataFrame:
     cal = result.get("r2d_calibration")
     if not cal:
         return pd.DataFrame()
+    def ratio(a: float, b: float) -> float | None:  # none where the bound is 0 (a full rewind: K = T)
+        return a / b if b else None
+
     rows = []
     for key, r in cal["rows"].items():
         m, published = result["methods"][key], r["sensitivity"]
         rows.append({"method": f"R2D (K/T = {r['rewind']:.3g})", "K": r["K"], "T": r["T"], "sensitivity": published,
                      "sensitivity_actual_steps": r["sensitivity_actual_steps"],
-                     "actual_over_published": r["sensitivity_actual_steps"] / published, "gap": r["gap"],
-                     "gap_over_published": r["gap"] / published, "gap_matched": r["gap_matched"],
-                     "matched_over_actual": r["gap_matched"] / r["sensitivity_actual_steps"],
-                     "full_batch_gap": r["full_batch_gap"], "full_batch_over_bound": r["full_batch_gap"] / published,
-                     "full_batch_over_bound_needed_G": r["full_batch_gap"] / r["full_batch_sensitivity_needed_G"],
+                     "actual_over_published": ratio(r["sensitivity_actual_steps"], published), "gap": r["gap"],
+                     "gap_over_published": ratio(r["gap"], published), "gap_matched": r["gap_matched"],
+                     "matched_over_actual": ratio(r["gap_matched"], r["sensitivity_actual_steps"]),
+                     "full_batch_gap": r["full_batch_gap"],
+                     "full_batch_over_bound": ratio(r["full_batch_gap"], published),
+                     "full_batch_over_bound_needed_G": ratio(r["full_batch_gap"],
+                                                             r["full_batch_sensitivity_needed_G"]),
                      "sigma_analytic": m["sigma"], "sigma_classical": r["sigma_classical"],
-                     "classical_over_analytic": r["sigma_classical"] / m["sigma"] if m["sigma"] else None,
+                     "classical_over_analytic": ratio(r["sigma_classical"], m["sigma"]),
                      "exact_epsilon": exact_pair_epsilon(m, result["delta"])})
     return pd.DataFrame(rows)
 
 
 def r2d_calibration_sentence(t: pd.DataFrame, result: dict) -> str:
     """What the calibration table shows, in words computed from it (empty without the table)."""
+    t = t[t.sensitivity > 0]  # a full rewind (K = T) is retraining: nothing to calibrate
     if t.empty:
         return ""
     cal = result["r2d_calibration"]
