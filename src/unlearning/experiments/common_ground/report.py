@@ -351,8 +351,12 @@ def utility_cost_figure(tables: dict[str, pd.DataFrame], centralized: dict[str, 
         c = c[c.status.str.match(AUDITED) & ~c.method.str.contains("control")]
         panels.append((title, c.rename(columns={"test_acc_unlearned": "test_accuracy",
                                                 "grads_unlearning": "gradient_evaluations"})))
-    fig, axes = plt.subplots(1, max(len(panels), 1), figsize=(5 * max(len(panels), 1), 4), squeeze=False)
-    for ax, (title, t) in zip(axes[0], panels):
+    cols = min(2, max(len(panels), 1))  # two panels a row, so that each is legible on a page
+    rows = max(1, -(-len(panels) // cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(6.5 * cols, 4.8 * rows), squeeze=False)
+    for ax in axes.flat[len(panels):]:
+        ax.axis("off")
+    for ax, (title, t) in zip(axes.flat, panels):
         claim = ["none" if pd.isna(e) else ("exact (0)" if e == 0 else f"certified ({e:g})")
                  for e in t.claimed_epsilon]
         colours = sns.color_palette()  # the same colour for the same kind of claim in every panel
@@ -361,7 +365,7 @@ def utility_cost_figure(tables: dict[str, pd.DataFrame], centralized: dict[str, 
                         hue_order=sorted(set(claim), key=_claim_order), palette=palette, s=60, ax=ax)
         for _, r in t.iterrows():
             where = (float(r["gradient_evaluations"]), float(r["test_accuracy"]))
-            ax.annotate(r["method"].replace("K/T = ", ""), where, fontsize=7,
+            ax.annotate(r["method"].replace("K/T = ", ""), where, fontsize=8,
                         xytext=(3, 3), textcoords="offset points")
         ax.set_xscale("symlog", linthresh=1.0)
         ax.set_xlim(-0.3, 10 * max(1.0, float(t.gradient_evaluations.max())))
