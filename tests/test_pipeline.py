@@ -160,10 +160,13 @@ def test_end_to_end_runs_the_common_ground(two_runs):
     report = (a / "reports" / "common_ground" / "index.md").read_text()
     assert "## Centralized removal, convex model" in report and "## Centralized removal, MLP" in report
     mlp = json.loads((a / "results" / "common_ground" / "centralized_mlp.json").read_text())
-    assert set(mlp["methods"]) == {"r2d K/T=0.25", "r2d K/T=0.5", "r2d K/T=0.75", "hf", "cns"}
+    rows = {"r2d K/T=0.25", "r2d K/T=0.5", "r2d K/T=0.75", "hf", "cns"}  # each with its positive controls
+    assert set(mlp["methods"]) == rows | {f"{r}@{k}x" for r in rows for k in (2, 4)}
+    assert "## R2D's calibration on the MLP, taken apart" in report and set(mlp["r2d_calibration"]["rows"]) == {
+        "r2d K/T=0.25", "r2d K/T=0.5", "r2d K/T=0.75"}
     result = json.loads((a / "results" / "common_ground" / "centralized.json").read_text())
-    assert set(result["methods"]) == {"sglu", "sglu@0.01", "lu", "lu@0.01", "d2d", "d2d@0.01", "r2d K/T=0.1",
-                                     "r2d K/T=0.5", "r2d K/T=0.9", "r2d K/T=1", "hf", "cns"}
+    rows = {"sglu", "lu", "d2d", "r2d K/T=0.1", "r2d K/T=0.5", "r2d K/T=0.9", "hf", "cns"}  # K/T = 1: no noise
+    assert set(result["methods"]) == rows | {"r2d K/T=1"} | {f"{r}@{k}x" for r in rows for k in (2, 4)}
     front = (a / "reports" / "index.md").read_text()
     assert "## Common ground" in front and "common_ground/utility_cost.png" in front  # its section, figure and tables
     assert "**Decentralized client removal**" in front and "**Centralized removal, MLP**" in front
