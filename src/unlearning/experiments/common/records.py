@@ -17,7 +17,7 @@ PAPERS_TABLE = {
     "sglu": ("SGLU (Chien et al., 2024)", "Table 3 and Fig. 3b/3d (accounting) in full; Fig. 3a/3c on a "
              "Fashion-MNIST stand-in", "sglu_fashion_mnist", "paper sizes, CPU"),
     "cdfl": ("CDFL (Wu et al., 2026)", "the Fashion-MNIST column; MNIST and CIFAR-10 need a network",
-             "cdfl_fashion_mnist", "paper sizes, 3 seeds, H100"),
+             "cdfl_fashion_mnist_fresh_s0", "paper sizes, seed 0, CPU"),
     "r2d": ("Rewind-to-Delete (Mu & Klabjan, 2025)", "three stand-ins; eICU and Lacuna-100 need credentials",
             "r2d_stand_ins", "paper's MLP and schedule, CPU"),
     "rrdu": ("RR-DU (Lamri & Maniatakos, 2025)", "a Fashion-MNIST stand-in for MNIST; CIFAR-10 needs a network",
