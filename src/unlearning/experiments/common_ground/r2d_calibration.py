@@ -81,7 +81,7 @@ def attribution(model_fn, store, x: torch.Tensor, labels: torch.Tensor, canary: 
     at, G_needed = gradient_descent(start, x, labels, eta_final, T, {T - K for K in Ks}, deleted=canary)
     again_net = model_fn()
     gradient_descent(again_net, x[keep], labels[keep], eta_final, T)
-    again = FlatSpec.of(again_net).flatten(again_net)
+    again = spec.flatten(again_net)
     out = {"eta_final": eta_final, "eta_max": max(etas), "steps": T, "G": G, "full_batch_G_needed": G_needed,
            "rows": {}}
     for key, r in rows.items():
@@ -95,7 +95,7 @@ def attribution(model_fn, store, x: torch.Tensor, labels: torch.Tensor, canary: 
         out["rows"][key] = {
             "rewind": r["K"] / T, "K": r["K"], "T": T, "sensitivity": r["sensitivity"],
             "sensitivity_actual_steps": actual, "gap": r["noiseless_gap"], "gap_matched": gap_matched,
-            "full_batch_gap": float((FlatSpec.of(fb).flatten(fb) - again).norm()),
+            "full_batch_gap": float((spec.flatten(fb) - again).norm()),
             "full_batch_sensitivity_needed_G": r2d_noise.sensitivity(r["K"], T, eta_final, L, max(G, G_needed), 1, n),
             "sigma_classical": r2d_noise.classical_sigma(eps, delta, r["sensitivity"], strict=False)}
     return out
