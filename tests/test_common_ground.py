@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pytest
 import torch
 import yaml
@@ -190,7 +191,8 @@ from unlearning.experiments.common_ground.report import decentralized_tables, re
 def client_run(tiny, tmp_path_factory):
     params, features, _ = tiny
     out = tmp_path_factory.mktemp("dec")
-    dec.step_decentralized(params, "client", 0, features, str(out / "c.json"), str(out / "t.json"))
+    dec.step_decentralized(params, "client", 0, features, str(out / "c.json"), str(out / "t.json"),
+                           str(out / "c.safetensors"))
     return params, features, out
 
 
@@ -210,13 +212,63 @@ def test_client_setting_runs_every_method_from_its_own_original_and_reruns_byte_
     assert result["methods"]["finetune"]["claimed"]["epsilon"] is None
     assert result["methods"]["du"]["communication_floats"] > 0  # its flood
     assert result["methods"]["pdudt"]["bytes_read"] > 0 and result["methods"]["pdudt"]["gradient_evaluations"] == 0
-    dec.step_decentralized(params, "client", 0, features, str(out / "again.json"), str(out / "t2.json"))
+    dec.step_decentralized(params, "client", 0, features, str(out / "again.json"), str(out / "t2.json"),
+                           str(out / "again.safetensors"))
     assert (out / "again.json").read_bytes() == (out / "c.json").read_bytes()
+    assert (out / "again.safetensors").read_bytes() == (out / "c.safetensors").read_bytes()
+
+
+def test_rmia_runs_online_and_its_stored_scores_give_the_reported_rates(client_run):
+    """Issue 36 item 5: references trained like the target, every candidate and z a member of half of them, and
+    every judged model's scores stored so that its TPR at low FPR can be recomputed."""
+    from unlearning.evaluate.attacks.rmia import metrics
+    from unlearning.files import load_tensors
+
+    _, _, out = client_run
+    result = json.loads((out / "c.json").read_text())
+    info = result["rmia"]
+    assert info["references"] == "online" and info["reference_models"] == 2 and info["a"] is None
+    assert info["members"] == result["forget_samples"]
+    # the pool is twice the target's training set at most (4 clients x 40 here)
+    assert info["members"] + info["nonmembers"] + info["population"] <= 2 * 4 * 40
+    scores = load_tensors(str(out / "c.safetensors"))
+    assert set(scores) == set(result["methods"]) | {f"original {k}" for k in result["originals"]}
+    for key, m in result["methods"].items():
+        s = scores[key].numpy()
+        assert s.shape == (m["models"], info["members"] + info["nonmembers"])
+        again = [metrics(row[: info["members"]], row[info["members"]:]) for row in s]
+        assert np.mean([r["auc"] for r in again]) == pytest.approx(m["rmia_auc"], abs=1e-12)
+        assert np.mean([r["tpr_at_0.01_fpr"] for r in again]) == pytest.approx(m["rmia_tpr_at_1pct_fpr"], abs=1e-12)
+        assert m["rmia_tpr_at_0.1pct_fpr"] is None  # fewer than 1,000 non-members: not resolved
+
+
+def test_reference_pool_halves_make_every_sample_a_member_of_half():
+    from unlearning.evaluate.attacks.references import pool_halves
+
+    member = pool_halves(11, 4, seed=3)
+    assert member.sum(0).tolist() == [2] * 11
+    assert (member[0] ^ member[1]).all() and (member[2] ^ member[3]).all()
+    assert not torch.equal(member[0], member[2])
+    with pytest.raises(ValueError, match="reference_models = 3; valid: an even number"):
+        pool_halves(11, 3, seed=3)
+
+
+def test_offline_option_tunes_a_on_its_references(tiny, tmp_path):
+    params, features, _ = tiny
+    params = json.loads(json.dumps(params))
+    params["common"]["decentralized"]["attack"]["references"] = "offline"
+    params["common"]["decentralized"]["sample"]["methods"] = ["retrain"]
+    dec.step_decentralized(params, "sample", 0, features, str(tmp_path / "s.json"), str(tmp_path / "t.json"),
+                           str(tmp_path / "s.safetensors"))
+    info = json.loads((tmp_path / "s.json").read_text())["rmia"]
+    assert info["references"] == "offline" and 0 <= info["a"] <= 1
+    assert info["a_mean_auc"][str(info["a"])] == max(info["a_mean_auc"].values())
 
 
 def test_sample_setting_says_which_methods_do_not_apply(tiny, tmp_path):
     params, features, _ = tiny
-    dec.step_decentralized(params, "sample", 1, features, str(tmp_path / "s.json"), str(tmp_path / "t.json"))
+    dec.step_decentralized(params, "sample", 1, features, str(tmp_path / "s.json"), str(tmp_path / "t.json"),
+                           str(tmp_path / "s.safetensors"))
     result = json.loads((tmp_path / "s.json").read_text())
     assert set(result["methods"]) == {"retrain", "finetune", "du"} and set(result["originals"]) == {"dsgd"}
     assert result["forget_samples"] == 4 * 4  # 10 % of 40 at each of the 4 clients
@@ -290,7 +342,8 @@ def test_bad_decentralized_params_stop_in_one_line_naming_the_key(edit, key):
 def test_a_seed_outside_the_list_is_refused_before_any_training(tiny, tmp_path):
     params, features, _ = tiny
     with pytest.raises(KeyError, match="common.decentralized.seeds: 5"):
-        dec.step_decentralized(params, "client", 5, features, str(tmp_path / "x.json"), str(tmp_path / "t.json"))
+        dec.step_decentralized(params, "client", 5, features, str(tmp_path / "x.json"), str(tmp_path / "t.json"),
+                               str(tmp_path / "x.safetensors"))
     assert not (tmp_path / "x.json").exists()
 
 
@@ -337,7 +390,8 @@ def test_mlp_setting_audits_r2d_hf_and_cns_and_says_why_the_convex_certificates_
     for key, r in cal["rows"].items():
         assert r["sensitivity"] == result["methods"][key]["sensitivity"] and r["gap"] == result["methods"][key][
             "noiseless_gap"]
-        assert r["gap_matched"] > 0 and r["full_batch_gap"] >= 0 and cal["full_batch_G_needed"] > 0 and (r["sigma_classical"] > 0 or r["K"] == r["T"])
+        assert r["gap_matched"] > 0 and r["full_batch_gap"] >= 0 and cal["full_batch_G_needed"] > 0
+        assert r["sigma_classical"] > 0 or r["K"] == r["T"]
         assert r["sensitivity_actual_steps"] > r["sensitivity"] or r["K"] == r["T"]
     step_mlp(params, str(features), str(tmp_path / "again.json"), str(tmp_path / "t2.json"))
     assert (tmp_path / "again.json").read_bytes() == out.read_bytes()

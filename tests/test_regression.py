@@ -223,10 +223,10 @@ def reported_r2d(results_dir: Path) -> dict:
 
 def reported_common(results_dir: Path) -> dict:
     """The common ground's numbers (results/common_ground/): per method (and positive control) its certified sigma
-    (convex setting, not the controls) and the mean test accuracy of its unlearned and retrained runs. Not pinned: the audit's counts
-    over 20 runs a side (one run moves a rate by 5 %) and the canary accuracies (0 at every seed). Decentralized:
-    per setting and method (and original), the mean over seeds of the test and forget accuracy and RMIA's AUC (its
-    TPRs at 1 % and 0.1 % FPR rest on one or two of 100 members: degenerate)."""
+    (convex setting, not the controls) and the mean test accuracy of its unlearned and retrained runs. Not pinned: the
+    audit's counts over 20 runs a side (one run moves a rate by 5 %) and the canary accuracies (0 at every seed).
+    Decentralized: per setting and method (and original), the mean over seeds of the test and forget accuracy and
+    RMIA's AUC (its TPRs at 1 % and 0.1 % FPR rest on one or two of 100 members: degenerate)."""
     out = {}
     for name in ("centralized", "centralized_mlp"):
         path = results_dir / f"{name}.json"

@@ -109,3 +109,26 @@ def test_rmia_attack_equals_its_parts_with_online_population_marginal():
     offline = RMIA(a=0.4).fit({"p_ref_pop": p_ref_pop}).attack(p_t, p_ref, p_t_pop, 25)
     s_off = rmia.scores(p_t, p_ref, p_t_pop, p_ref_pop, a=0.4)
     assert offline == rmia.metrics(s_off[:25], s_off[25:]) and offline != got
+
+
+def test_tune_a_picks_the_constant_that_fits_the_references_in_out_relation():
+    """rmia.tune_a (Zarifzadeh et al.'s choice of a on the references): where each sample's IN probability is
+    exactly eq. 10's linear function of its OUT probability at a* (with per-reference jitter), and the samples' OUT
+    levels differ, every reference playing the target separates its members best near a*; an a far from it does
+    worse. One reference cannot tune anything."""
+    rng = np.random.default_rng(0)
+    k, n, a_star = 4, 400, 0.6
+    q = rng.uniform(0.05, 0.95, n)  # each sample's OUT probability
+    member = np.zeros((k, n), bool)
+    for j in range(0, k, 2):
+        half = rng.permutation(n)[: n // 2]
+        member[j, half], member[j + 1] = True, True
+        member[j + 1, half] = False
+    p_in = a_star * q + (1 - a_star)
+    p_ref = np.clip(np.where(member, p_in, q) * rng.uniform(0.97, 1.03, (k, n)), 0, 1)
+    a, auc = rmia.tune_a(p_ref, member)
+    assert set(auc) == {round(x, 2) for x in np.linspace(0, 1, 11)}
+    assert auc[a] == max(auc.values()) and auc[a] > 0.9
+    assert auc[a] > auc[0.0] + 0.05  # a = 0 (Pr(x) = (OUT + 1) / 2 everywhere) is measurably worse here
+    with pytest.raises(ValueError, match="tune_a needs"):
+        rmia.tune_a(p_ref[:1], member[:1])

@@ -279,6 +279,11 @@ def common_decentralized_results():
     return [f"results/common_ground/{run}.json" for run in COMMON_DEC_RUNS]
 
 
+def common_decentralized_scores():
+    """Every judged model's RMIA scores (so that TPR at any FPR can be recomputed); built with the results."""
+    return [f"results/common_ground/{run}_rmia_scores.safetensors" for run in COMMON_DEC_RUNS]
+
+
 def common_decentralized_timings():
     return [f"timings/common_ground/{run}.json" for run in COMMON_DEC_RUNS]
 

@@ -54,6 +54,7 @@ rule common_decentralized:
     output:
         result="results/common_ground/{setting}_s{seed}.json",
         timing="timings/common_ground/{setting}_s{seed}.json",
+        scores="results/common_ground/{setting}_s{seed}_rmia_scores.safetensors",
     wildcard_constraints:
         setting="client|sample",
         seed=r"\d+",
@@ -69,7 +70,8 @@ rule common_decentralized:
         mem_mb=8000,
     shell:
         "{PY} --threads {threads} common-decentralized --setting {wildcards.setting} --seed {wildcards.seed} "
-        "--features {input.features} --out {output.result} --timing {output.timing} > {log} 2>&1"
+        "--features {input.features} --out {output.result} --timing {output.timing} --scores {output.scores} "
+        "> {log} 2>&1"
 
 
 rule common_ground_report:
@@ -81,6 +83,7 @@ rule common_ground_report:
         mlp_timing=[] if COMMON_MISSING else "timings/common_ground/centralized_mlp.json",
         decentralized=common_decentralized_results(),
         decentralized_timings=common_decentralized_timings(),
+        rmia_scores=common_decentralized_scores(),
     output:
         md="reports/common_ground/index.md",
         html=report("reports/common_ground/index.html", caption="../report/common_ground_index.rst",

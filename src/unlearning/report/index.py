@@ -10,7 +10,6 @@ import pandas as pd
 from .compare import COUNTED
 from .page import Page
 
-
 # the front page's names for the columns its sections show (the paper pages and CSV files keep the keys)
 READABLE = {"method": "method", "test_accuracy": "test accuracy", "forget_accuracy": "forget accuracy",
             "memorisation_gap": "memorisation gap (forget - test)", "rmia_tpr_at_1pct_fpr": "RMIA TPR at 1 % FPR",

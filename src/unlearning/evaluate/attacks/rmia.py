@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 DEFAULT_A, DEFAULT_GAMMA = 0.3, 1.0
+A_GRID = tuple(round(0.1 * i, 1) for i in range(11))  # tune_a's candidates for a
 FPRS = (0.01, 0.001)
 
 
@@ -80,6 +81,39 @@ def scores(p_target, p_ref, p_target_pop, p_ref_pop, ref_member=None, a: float =
     ratio_z = np.sort(pz / np.maximum(pr_z, tiny))
     # LR(x, z) >= gamma  <=>  ratio_z <= ratio_x / gamma
     return np.searchsorted(ratio_z, ratio_x / gamma, side="right") / len(ratio_z)
+
+
+def tune_a(p_ref: np.ndarray, ref_member: np.ndarray, grid=A_GRID,
+           gamma: float = DEFAULT_GAMMA) -> tuple[float, dict[float, float]]:
+    """The offline constant `a` as Zarifzadeh et al. choose it (Sec. 4, App. B.2): each reference in turn plays the
+    target, its own training samples the members and the rest the non-members (also its population z), the
+    others its references, each sample's Pr from those others that did not train on it (eq. 10 at a). Returns
+    the `a` of `grid` with the highest mean ROC AUC (the first on ties) and every a's mean AUC.
+    p_ref, ref_member: [k, n] the references' probabilities of n samples and whether each trained on each."""
+    from sklearn.metrics import roc_auc_score
+
+    p_ref, member = _array(p_ref, "p_ref", 2), np.asarray(ref_member, dtype=bool)
+    if member.shape != p_ref.shape or len(p_ref) < 2:
+        raise ValueError(f"rmia: tune_a needs p_ref and ref_member of one shape [k >= 2, n]; got {p_ref.shape} and "
+                         f"{member.shape}")
+    aucs: dict[float, list[float]] = {float(a): [] for a in grid}
+    for i in range(len(p_ref)):
+        others, out = np.delete(p_ref, i, 0), ~np.delete(member, i, 0)
+        usable = out.any(0)
+        if not (member[i] & usable).any() or not (~member[i] & usable).any():
+            continue
+        out_mean = np.where(out, others, 0).sum(0)[usable] / out.sum(0)[usable]
+        target, is_member = p_ref[i][usable], member[i][usable]
+        for a in aucs:
+            ratio = target / np.maximum(((1 + a) * out_mean + (1 - a)) / 2, np.finfo(np.float64).tiny)
+            ratio_z = np.sort(ratio[~is_member])
+            score = np.searchsorted(ratio_z, ratio / gamma, side="right") / len(ratio_z)
+            aucs[a].append(float(roc_auc_score(is_member, score)))
+    if not any(aucs.values()):
+        raise ValueError("rmia: tune_a found no reference with both members and non-members among the others' OUT "
+                         "samples; valid: references trained on different halves")
+    mean = {a: float(np.mean(v)) for a, v in aucs.items()}
+    return max(mean, key=lambda a: (mean[a], -a)), mean
 
 
 def tpr_at_fpr(members: np.ndarray, nonmembers: np.ndarray, fpr: float) -> float:

@@ -58,7 +58,7 @@ def train_shadows(setup: Setup, shadow_idx: torch.Tensor, models: int, epochs: i
     ins = [h[: len(h) // 2] for h in halves]
     outs = [h[len(h) // 2:] for h in halves]
     # the shadows share the target's architecture; only their initial values differ
-    theta = torch.stack([_init_like(setup, seed, s) for s in range(models)]).to(setup.device)
+    theta = torch.stack([init_like(setup, seed, s) for s in range(models)]).to(setup.device)
     data = ClientData(setup.x_test, setup.y_test, ins, [torch.ones(len(i), dtype=torch.bool) for i in ins])
     train = cfg["train"]
     sched = Schedule("gradient", train["lr"], train["batch_size"], 1, None, "complete", 1.0, seed, models)
@@ -82,7 +82,7 @@ def train_shadows(setup: Setup, shadow_idx: torch.Tensor, models: int, epochs: i
             "shadow_trained_on": trained_on}
 
 
-def _init_like(setup: Setup, seed: int, s: int) -> torch.Tensor:
+def init_like(setup: Setup, seed: int, s: int) -> torch.Tensor:
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(derive_seed(seed, "init", s))
         model = build_model(setup.cfg["model"], tuple(setup.x_test.shape[1:]), setup.classes, setup.cfg["mlp_hidden"])

@@ -592,8 +592,8 @@ def write_report(params: dict, result_files: list[str], timing_files: list[str],
               "paper's RT; the cheapest optimizer has the smallest K. min_rounds (50) keeps K where the paper's "
               "claims are made: its 97 % time saving, with DU costing about 2.4 round-equivalents, needs K >= 50 "
               "(DU under 3 % of RT), and after a few rounds the original is far from a stationary point, where "
-              "eq. 3's sum over the deleted samples is mostly the residual training gradient. One optimizer and K for every cell of "
-              "a dataset (cdfl.train), never per cell; calibration.csv holds the curves.")
+              "eq. 3's sum over the deleted samples is mostly the residual training gradient. One optimizer and K for "
+              "every cell of a dataset (cdfl.train), never per cell; calibration.csv holds the curves.")
     cal_lines, cal_summary = calibration_text(cfg, cal_results)
     page.bullets(cal_lines)
     if not cal_summary.empty:

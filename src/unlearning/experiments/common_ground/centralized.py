@@ -197,13 +197,15 @@ def run_noisy(b: Bench, method: str, sigma_for, step: sgd.Step, m: float, T: int
 def run_sglu(b: Bench) -> None:
     """SGLU (Algorithm 1), sigma from Algorithm 4 at the budget."""
     k, T = b.k, b.c["burn_in"]
-    run_noisy(b, "sglu", lambda eps: acc.sigma_for_budget(k, eps, b.delta, 1, T), sgd.Step(k.step, k.m, b.sglu["clip"], b.sglu["radius"]), k.m, T)
+    run_noisy(b, "sglu", lambda eps: acc.sigma_for_budget(k, eps, b.delta, 1, T),
+              sgd.Step(k.step, k.m, b.sglu["clip"], b.sglu["radius"]), k.m, T)
 
 
 def run_lu(b: Bench) -> None:
     """LU (Chien et al. 2024a): SGLU's chain without projection (SGLU spec 4.4)."""
     bk = b.bk
-    run_noisy(b, "lu", lambda eps: base.lu_sigma_for_budget(bk, eps), sgd.Step(bk.step, bk.m, b.sglu["clip"], None), bk.m, b.c["lu_burn_in"])
+    run_noisy(b, "lu", lambda eps: base.lu_sigma_for_budget(bk, eps), sgd.Step(bk.step, bk.m, b.sglu["clip"], None),
+              bk.m, b.c["lu_burn_in"])
 
 
 def run_d2d(b: Bench) -> None:

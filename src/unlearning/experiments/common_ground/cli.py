@@ -24,7 +24,7 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
     s.set_defaults(run=run)
     s.add_argument("--setting", required=True, help="client | sample")
     s.add_argument("--seed", required=True, type=int, help="one of common.decentralized.seeds")
-    add_file_options(s, ["--features", "--out", "--timing"])
+    add_file_options(s, ["--features", "--out", "--timing", "--scores"])
     s = sub.add_parser("common-report", parents=[common], help="common ground: the report")
     s.set_defaults(run=run)
     add_file_options(s, ["--centralized?", "--timing?", "--mlp?", "--mlp-timing?", "--decentralized*",
@@ -48,7 +48,7 @@ def run(params: dict, a) -> None:
     if a.step == "common-decentralized":
         from .decentralized import step_decentralized
 
-        step_decentralized(params, a.setting, a.seed, a.features, a.out, a.timing)
+        step_decentralized(params, a.setting, a.seed, a.features, a.out, a.timing, a.scores)
         return
     from .centralized import step_centralized
 

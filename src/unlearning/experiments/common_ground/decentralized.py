@@ -15,9 +15,9 @@ its methods had to remove. Each model is judged as the remaining clients judge i
 (or ensemble, or the one global model) on the test set, the forget set and two attacks, averaged over clients:
 
 - the paper-style attack: the loss threshold (Yeom et al.) on class-matched forget and test samples;
-- the strong per-sample attack: RMIA (evaluate/attacks/rmia.py) with `attack.reference_models` reference models
-  trained centrally on halves of half the test set (never seen by the target); members = the forget set,
-  non-members = the other half of the test set; TPR at 1 % and 0.1 % FPR and AUC.
+- the strong per-sample attack: RMIA (evaluate/attacks/rmia.py), online by default: reference models trained by
+  the target's own D-SGD recipe on halves of the candidates and population (see `Judge`); members = the forget set,
+  non-members = held-out test samples; TPR at 1 % and 0.1 % FPR and AUC, every model's scores stored.
 
 Costs: wall time, per-sample gradient evaluations, bytes read from stored histories, and floats communicated
 (D-SGD: every edge of every round's graph carries a d-vector each way; FedAvg: each participant's model down and
@@ -37,11 +37,12 @@ import torch
 from ...config import deep_merge
 from ...evaluate.attacks import rmia
 from ...evaluate.attacks.loss_threshold import loss_threshold_auc
+from ...evaluate.attacks.references import train_references
 from ...evaluate.attacks.shadow import stratified_halves, train_shadows
 from ...evaluate.forward import logits_in_batches
 from ...evaluate.metrics import class_matched_pairs
 from ...experiment import Setup, build_setup, make_split
-from ...files import load_tensors, write_json
+from ...files import load_tensors, save_tensors, write_json
 from ...history import CheckpointStore, HistoryWriter
 from ...methods import Cost, TrainedState, Unlearned, get_method
 from ...resolved import config_record
@@ -112,25 +113,67 @@ def dsgd_floats(setup: Setup, clients: list[int], rounds: range) -> int:
 
 class Judge:
     """Test and forget accuracy, the loss-threshold attack and RMIA, for any list of per-client probability
-    functions; the reference models are trained once per setup."""
+    functions; the reference models are trained once per setup (`attack.references`):
+
+    - online (RMIA as its paper runs it): `reference_models` references trained by the target's own D-SGD recipe
+      (evaluate/attacks/references.py) on complementary halves of a pool of the candidates (members: the forget
+      set; non-members: held-out test samples) and population samples z (the other test half), so that every
+      candidate and every z is a member of exactly half of them; Pr(x) and Pr(z) are the mean over all of them.
+      The pool is at most twice the target's training set, so that a reference trains on at most the target's
+      amount of data: non-members and z are min(half the test set, (2 n_target - |forget|) / 2) each.
+    - offline (cheaper, labelled): references trained centrally for `reference_epochs` on halves of half the test
+      set (never on a candidate), Pr(x) by RMIA's eq. 10 with `a` chosen on the references themselves (rmia.tune_a);
+      non-members and z: the two test halves whole.
+
+    Every model's scores are kept (`scores`: per judged row, [models, candidates], members first)."""
 
     def __init__(self, setup: Setup):
         a = setup.cfg["attack"]
-        self.setup = setup
+        self.setup, self.mode = setup, a["references"]
         forget = setup.request.samples(setup.data.indices).to(setup.data.x.device)
         self.x_forget, self.y_forget = setup.data.x[forget], setup.data.y[forget].cpu()
         pop_idx, eval_idx = stratified_halves(setup.y_test.cpu(), setup.seed)
-        refs = train_shadows(setup, pop_idx, a["reference_models"], a["reference_epochs"])
+        if self.mode == "online":
+            n_target = sum(int(k.sum()) for k in setup.data.keep)
+            m = min(len(pop_idx), len(eval_idx), (2 * n_target - len(self.y_forget)) // 2)
+            if m < 1:
+                raise ValueError(f"{setup.name}: attack.references = online leaves no non-member candidates (the "
+                                 f"forget set, {len(self.y_forget)}, fills the pool of twice the training set, "
+                                 f"{n_target}); valid: references: offline")
+            gen = generator(setup.seed, setup.name, "rmia-subsample")
+            pop_idx = pop_idx[torch.randperm(len(pop_idx), generator=gen)[:m]].sort().values
+            eval_idx = eval_idx[torch.randperm(len(eval_idx), generator=gen)[:m]].sort().values
         self.x_pop, self.y_pop = setup.x_test[pop_idx.to(setup.device)], setup.y_test.cpu()[pop_idx]
         self.x_out, self.y_out = setup.x_test[eval_idx.to(setup.device)], setup.y_test.cpu()[eval_idx]
-        self.p_ref = np.stack([self._true(self._flat(t), torch.cat([self.x_forget, self.x_out]),
-                                          torch.cat([self.y_forget, self.y_out])) for t in refs["shadow_theta"]])
-        p_ref_pop = np.stack([self._true(self._flat(t), self.x_pop, self.y_pop) for t in refs["shadow_theta"]])
-        self.rmia = rmia.RMIA(a["rmia_a"]).fit({"p_ref_pop": p_ref_pop,
-                                                "pop_member": refs["shadow_trained_on"][:, pop_idx].numpy()})
+        x_cand, y_cand = torch.cat([self.x_forget, self.x_out]), torch.cat([self.y_forget, self.y_out])
+        if self.mode == "online":
+            refs = train_references(setup, torch.cat([x_cand, self.x_pop]), torch.cat([y_cand, self.y_pop]),
+                                    a["reference_models"])
+            thetas, member = refs["theta"], refs["member"].numpy()
+            cand_member, pop_member = member[:, :len(y_cand)], member[:, len(y_cand):]
+            self.a, self.a_auc = None, None
+            self.reference_accuracy = refs["train_accuracy"].tolist()
+        else:
+            refs = train_shadows(setup, pop_idx, a["reference_models"], a["reference_epochs"])
+            thetas, cand_member = refs["shadow_theta"], None
+            pop_member = refs["shadow_trained_on"][:, pop_idx].numpy()
+            self.reference_accuracy = refs["shadow_train_accuracy"].tolist()
+        self.p_ref = np.stack([self._true(self._flat(t), x_cand, y_cand) for t in thetas])
+        p_ref_pop = np.stack([self._true(self._flat(t), self.x_pop, self.y_pop) for t in thetas])
+        if self.mode == "offline":
+            self.a, self.a_auc = rmia.tune_a(p_ref_pop, pop_member)
+        self.cand_member = cand_member
+        self.rmia = rmia.RMIA(rmia.DEFAULT_A if self.a is None else self.a).fit({"p_ref_pop": p_ref_pop,
+                                                                                  "pop_member": pop_member})
         self.pairs = class_matched_pairs(self.y_forget, setup.y_test.cpu(), a["mia_samples"],
                                          generator(setup.seed, setup.name, "mia"))
-        self.reference_accuracy = refs["shadow_train_accuracy"].tolist()
+        self.scores: dict[str, np.ndarray] = {}
+
+    def describe(self) -> dict:
+        """What the strong attack was, for the result file."""
+        return {"references": self.mode, "reference_models": len(self.p_ref), "a": self.a,
+                "a_mean_auc": self.a_auc, "members": len(self.y_forget), "nonmembers": len(self.y_out),
+                "population": len(self.y_pop), "reference_train_accuracy": self.reference_accuracy}
 
     def _flat(self, theta: torch.Tensor):
         setup = self.setup
@@ -151,18 +194,23 @@ class Judge:
         p_test, p_forget = probs_fn(s.x_test), probs_fn(self.x_forget)
         nll = lambda p, y: -p.gather(1, y.long()[:, None])[:, 0].clamp_min(1e-12).log()  # noqa: E731
         p_cand = np.r_[self._true(probs_fn, self.x_forget, self.y_forget), self._true(probs_fn, self.x_out, self.y_out)]
-        r = self.rmia.attack(p_cand, self.p_ref, self._true(probs_fn, self.x_pop, self.y_pop), len(self.y_forget))
-        return {"test_accuracy": float((p_test.argmax(1) == y_test).float().mean()),
+        score = self.rmia.member_scores({"p_target": p_cand, "p_ref": self.p_ref, "ref_member": self.cand_member,
+                                         "p_target_pop": self._true(probs_fn, self.x_pop, self.y_pop)})
+        members = len(self.y_forget)
+        r = rmia.metrics(score[:members], score[members:])
+        return {"scores": score, "test_accuracy": float((p_test.argmax(1) == y_test).float().mean()),
                 "forget_accuracy": float((p_forget.argmax(1) == self.y_forget).float().mean()),
                 "loss_threshold_auc": loss_threshold_auc(nll(p_forget, self.y_forget)[self.pairs[0]],
                                                          nll(p_test, y_test)[self.pairs[1]]),
                 "rmia_auc": r["auc"], "rmia_tpr_at_1pct_fpr": r["tpr_at_0.01_fpr"],
-                "rmia_tpr_at_0.1pct_fpr": r["tpr_at_0.001_fpr"]}
+                "rmia_tpr_at_0.1pct_fpr": r["tpr_at_0.001_fpr"] if r["resolved_0.001"] else None}
 
-    def __call__(self, probs_fns: list) -> dict:
-        """The mean over the remaining clients' models (one function each), with the spread over clients."""
+    def __call__(self, probs_fns: list, key: str) -> dict:
+        """The mean over the remaining clients' models (one function each), with the spread over clients; their
+        RMIA scores are kept under `key`."""
         rows = [self.one(f) for f in probs_fns]
-        out = {k: float(np.mean([r[k] for r in rows])) for k in rows[0]}
+        self.scores[key] = np.stack([r.pop("scores") for r in rows])
+        out = {k: None if any(r[k] is None for r in rows) else float(np.mean([r[k] for r in rows])) for k in rows[0]}
         out["models"] = len(rows)
         out["forget_accuracy_min_max"] = [min(r["forget_accuracy"] for r in rows),
                                           max(r["forget_accuracy"] for r in rows)]
@@ -258,8 +306,11 @@ def claimed(method: str, result: Unlearned, budget: dict) -> dict:
     return {"epsilon": None, "basis": "no certificate (an approximate method)"}
 
 
-def step_decentralized(params: dict, setting: str, seed: int, features: str, out: str, timing: str) -> None:
-    """Every method of the setting for one seed, each beside the original it starts from (see the module)."""
+def step_decentralized(params: dict, setting: str, seed: int, features: str, out: str, timing: str,
+                       scores: str) -> None:
+    """Every method of the setting for one seed, each beside the original it starts from (see the module); every
+    judged model's RMIA scores go to `scores` (safetensors: one [models, candidates] tensor per row, members
+    first; `original <kind>` for the originals)."""
     seeds = config(params)["decentralized"]["seeds"]
     if seed not in seeds:
         raise KeyError(f"common.decentralized.seeds: {seed} is not in it; valid: {', '.join(map(str, seeds))}")
@@ -267,12 +318,12 @@ def step_decentralized(params: dict, setting: str, seed: int, features: str, out
     cfg, budget = setup.cfg, config(params)["budget"]
     methods, request = cfg["methods"], setup.request
     judge = Judge(setup)
-    log.info("%s seed %d: reference models' train accuracy %s", setting, seed,
+    log.info("%s seed %d: RMIA %s, reference models' train accuracy %s", setting, seed, judge.mode,
              [round(a, 3) for a in judge.reference_accuracy])
     removed = set(request.removed)
     result = {"setting": setting, "seed": seed, "scale": params["scale"], "clients": cfg["clients"],
               "forget": cfg["forget"], "forget_samples": len(judge.y_forget), "dim": setup.spec.dim,
-              "reference_train_accuracy": judge.reference_accuracy, "originals": {}, "methods": {},
+              "rmia": judge.describe(), "originals": {}, "methods": {},
               "does_not_apply": {m: why for (s, m), why in DOES_NOT_APPLY.items() if s == setting},
               "config": config_record(params)}
     seconds: dict[str, float] = {}
@@ -281,7 +332,7 @@ def step_decentralized(params: dict, setting: str, seed: int, features: str, out
         return theta[[i for i, c in enumerate(clients) if c not in removed]]
 
     def record(method: str, res: Unlearned, probs_fns: list) -> None:
-        result["methods"][method] = {**judge(probs_fns), "trained_by": TRAINED_BY[method],
+        result["methods"][method] = {**judge(probs_fns, method), "trained_by": TRAINED_BY[method],
                                      "gradient_evaluations": res.cost.grad_evals, "bytes_read": res.cost.bytes_read,
                                      "communication_floats": res.cost.communication_floats,
                                      "claimed": claimed(method, res, budget)}
@@ -292,8 +343,9 @@ def step_decentralized(params: dict, setting: str, seed: int, features: str, out
 
     def original(kind: str, theta: torch.Tensor | list, clients: list[int], cost: Cost) -> None:
         fns = theta if isinstance(theta, list) else judge.models(keep(theta, clients))
-        result["originals"][kind] = {**judge(fns), "trained_by": ORIGINALS[kind], "gradient_evaluations":
-                                     cost.grad_evals, "communication_floats": cost.communication_floats}
+        result["originals"][kind] = {**judge(fns, f"original {kind}"), "trained_by": ORIGINALS[kind],
+                                     "gradient_evaluations": cost.grad_evals,
+                                     "communication_floats": cost.communication_floats}
         seconds[f"original {kind}"] = cost.wall_time_s
 
     with tempfile.TemporaryDirectory(prefix="common-ground-") as tmp:
@@ -366,6 +418,9 @@ def step_decentralized(params: dict, setting: str, seed: int, features: str, out
             original_token, walk_cost, res = rrdu_run(setup, cfg["rrdu"], budget)
             original("walk", judge.models(original_token[None]), [-1], walk_cost)
             record("rrdu", res, judge.models(res.theta))
+    save_tensors(scores, {k: torch.from_numpy(v) for k, v in judge.scores.items()},
+                 {"members": len(judge.y_forget), "nonmembers": len(judge.y_out), "population": len(judge.y_pop),
+                  "setting": setting, "seed": seed})
     write_json(out, result)
     write_json(timing, {"setting": setting, "seed": seed, "seconds": seconds, "threads": torch.get_num_threads(),
                         "device": str(setup.device)})

@@ -455,6 +455,7 @@ def write_report(params: dict, centralized: str | None, timing: str | None, mlp:
     for setting, title in (("client", "Decentralized client removal"), ("sample", "Decentralized sample removal")):
         page.heading(title)
         page.text(DEC_TEXT[setting])
+        page.text(rmia_sentence([r for r in dec_results if r["setting"] == setting]))
         page.table(select(dec_tables[setting], DEC_COLUMNS))
     if not originals.empty:
         page.heading("What each method's original carried")
@@ -479,7 +480,8 @@ def write_report(params: dict, centralized: str | None, timing: str | None, mlp:
         "last training point with its label flipped; removing it replaces it by SGLU's random replacement point. "
         f"{result['trials']} runs a side per method. canary_acc: the share of runs whose model predicts the "
         "canary's flipped label (how often it was memorised). Gradient evaluations are per-sample gradients. "
-        + controls_sentence(result) + " exact_epsilon: where the method adds Gaussian noise of a known sigma around noiseless outputs, the exact epsilon of the audited pair (its measured noiseless gap as "
+        + controls_sentence(result) + " exact_epsilon: where the method adds Gaussian noise of a known sigma around "
+        "noiseless outputs, the exact epsilon of the audited pair (its measured noiseless gap as "
         "the sensitivity; Balle & Wang 2018, Theorem 8), which the audit's bound can only approach. "
         "audit_epsilon_corrected: the bound with a Bonferroni correction over the table's audited rows that are not "
         "controls (each control at the same level); "
@@ -529,14 +531,40 @@ DEC_TEXT = {
         "seeds: uninformative unless the method's own original carried the forget set (its gap above retraining's by "
         "more than 0.005 on average, one-sided paired t-test at 5 %); then removed when the method is measurably "
         "below its original and not above retraining, kept when the reverse, partly removed when both. Attacks: "
-        "the loss threshold (the papers' style) and RMIA against reference models trained on half the test set, "
-        "TPR at 1 % and 0.1 % FPR. Costs: per-sample gradient evaluations, bytes read from stored histories, "
+        "the loss threshold (the papers' style) and RMIA (its references below), TPR at 1 % and 0.1 % FPR. Costs: "
+        "per-sample gradient evaluations, bytes read from stored histories, "
         "floats communicated; claimed_epsilon: empty where the method claims none "
         "(the claim column of the result file says why). Mean over seeds, std beside the accuracies."),
     "sample": (
         "The same task; 10 % of every client's data leaves (`forget.kind: fraction`). Columns as above; DU runs "
         "sample-wise (its Algorithm 1 at every client), fine-tuning and retraining on the retained data."),
 }
+
+
+def rmia_sentence(runs: list[dict]) -> str:
+    """How the strong attack was run in these result files (`rmia`; a record without it predates the online
+    references: central references, offline with a = 0.3)."""
+    if not runs:
+        return ""
+    info = [r.get("rmia") for r in runs]
+    if any(i is None for i in info):
+        return ("RMIA: this record predates the online references; its 4 references trained centrally on halves of "
+                "half the test set (offline, a = 0.3 untuned) and its scores were not stored.")
+    i = info[0]
+    acc = [a for j in info for a in j["reference_train_accuracy"]]
+    tail = (f"{i['members']} members (the forget set), {i['nonmembers']} non-members and {i['population']} population "
+            f"samples z; the references' accuracy on their own halves {min(acc):.3f}-{max(acc):.3f}. Every judged "
+            "model's scores are stored (`<setting>_s<seed>_rmia_scores.safetensors`), so TPR at any FPR can be "
+            "recomputed")
+    if i["references"] == "online":
+        return (f"RMIA online, as its paper runs it: {i['reference_models']} references trained by the target's own "
+                "D-SGD recipe (architecture, clients, graphs, epochs, batch, step size, rounds) on complementary "
+                "halves of a pool of the candidates and the population, so every sample is a member of half of them "
+                f"and Pr(x) is their mean (no constant a); {tail}.")
+    a = ", ".join(f"{j['a']:g}" for j in info)
+    return (f"RMIA offline (the cheaper option, `attack.references: offline`): {i['reference_models']} references "
+            "trained centrally on halves of half the test set, never on a candidate; a chosen on the references "
+            f"themselves (each in turn the target; rmia.tune_a): {a} by seed; {tail}.")
 
 
 def plain_summary(tables: dict[str, pd.DataFrame], centralized: dict[str, pd.DataFrame]) -> list[str]:
