@@ -163,6 +163,19 @@ def test_step_runs_every_method_and_its_control_and_the_report_reads_it(features
         assert 0 < r2d[key]["noiseless_gap"] <= r2d[key]["sensitivity"] and r2d[key]["sigma"] > 0
 
 
+def test_report_without_data_says_missing_with_the_reason(tmp_path):
+    """A machine without the datasets: every setting missing, the report still written, each row saying why."""
+    from unlearning.experiments.common_ground.report import write_report
+
+    params = yaml.safe_load((ROOT / "tests" / "config" / "tiny.yaml").read_text())
+    why = {"centralized": "no Fashion-MNIST on disk", "decentralized": "no Fashion-MNIST on disk"}
+    write_report(params, None, None, None, None, [], [], why, str(tmp_path))
+    client = (tmp_path / "client.csv").read_text()
+    assert "missing: no Fashion-MNIST on disk" in client
+    assert "missing: no Fashion-MNIST on disk" in (tmp_path / "centralized.csv").read_text()
+    assert (tmp_path / "index.md").exists()
+
+
 @pytest.mark.parametrize("edit, key", [
     (lambda c: c["centralized"].update(dataset="cifar10"), "common.centralized.dataset"),  # not in tiny sglu.datasets
     (lambda c: c["centralized"].update(trials=3), "trials"),
