@@ -557,6 +557,9 @@ def rmia_sentence(runs: list[dict]) -> str:
             f"samples z; the references' accuracy on their own halves {min(acc):.3f}-{max(acc):.3f}. Every judged "
             "model's scores are stored (`<setting>_s<seed>_rmia_scores.safetensors`), so TPR at any FPR can be "
             "recomputed")
+    if min(j["nonmembers"] for j in info) < 1000:
+        tail += (f"; TPR at 0.1 % FPR is empty: it needs at least 1,000 non-members, and the pool of twice the "
+                 f"target's training set leaves {i['nonmembers']}")
     if i["references"] == "online":
         return (f"RMIA online, as its paper runs it: {i['reference_models']} references trained by the target's own "
                 "D-SGD recipe (architecture, clients, graphs, epochs, batch, step size, rounds) on complementary "
