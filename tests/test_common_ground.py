@@ -244,10 +244,14 @@ def test_rmia_runs_online_and_its_stored_scores_give_the_reported_rates(client_r
     assert info["members"] == result["forget_samples"]
     # the pool is twice the target's training set at most (4 clients x 40 here)
     assert info["members"] + info["nonmembers"] + info["population"] <= 2 * 4 * 40
+    from unlearning.files import load_metadata
+
     scores = load_tensors(str(out / "c.safetensors"))
+    population = load_metadata(str(out / "c.safetensors"))["population"]
+    assert population == info["population"] and scores["retrain"].dtype == torch.int16
     assert set(scores) == set(result["methods"]) | {f"original {k}" for k in result["originals"]}
     for key, m in result["methods"].items():
-        s = scores[key].numpy()
+        s = scores[key].numpy() / population
         assert s.shape == (m["models"], info["members"] + info["nonmembers"])
         again = [metrics(row[: info["members"]], row[info["members"]:]) for row in s]
         assert np.mean([r["auc"] for r in again]) == pytest.approx(m["rmia_auc"], abs=1e-12)

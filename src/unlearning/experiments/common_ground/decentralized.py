@@ -125,7 +125,8 @@ class Judge:
       set (never on a candidate), Pr(x) by RMIA's eq. 10 with `a` chosen on the references themselves (rmia.tune_a);
       non-members and z: the two test halves whole.
 
-    Every model's scores are kept (`scores`: per judged row, [models, candidates], members first)."""
+    Every model's scores are kept (`scores`: per judged row, [models, candidates], members first; stored as
+    `score_counts`)."""
 
     def __init__(self, setup: Setup):
         a = setup.cfg["attack"]
@@ -174,6 +175,17 @@ class Judge:
         return {"references": self.mode, "reference_models": len(self.p_ref), "a": self.a,
                 "a_mean_auc": self.a_auc, "members": len(self.y_forget), "nonmembers": len(self.y_out),
                 "population": len(self.y_pop), "reference_train_accuracy": self.reference_accuracy}
+
+    def score_counts(self) -> dict[str, torch.Tensor]:
+        """The kept scores exactly and compactly: each is (the number of population samples z it beats) / |z|,
+        so the counts (int16 where |z| allows) are stored and a score is count / population."""
+        m = len(self.y_pop)
+        out = {}
+        for key, s in self.scores.items():
+            counts = np.rint(s * m)
+            assert np.array_equal(counts / m, s), key  # a score is a fraction of the population, exactly
+            out[key] = torch.from_numpy(counts.astype(np.int16 if m < 2**15 else np.int32))
+        return out
 
     def _flat(self, theta: torch.Tensor):
         setup = self.setup
@@ -310,7 +322,7 @@ def step_decentralized(params: dict, setting: str, seed: int, features: str, out
                        scores: str) -> None:
     """Every method of the setting for one seed, each beside the original it starts from (see the module); every
     judged model's RMIA scores go to `scores` (safetensors: one [models, candidates] tensor per row, members
-    first; `original <kind>` for the originals)."""
+    first; `original <kind>` for the originals; each score = count / the metadata's population)."""
     seeds = config(params)["decentralized"]["seeds"]
     if seed not in seeds:
         raise KeyError(f"common.decentralized.seeds: {seed} is not in it; valid: {', '.join(map(str, seeds))}")
@@ -418,9 +430,9 @@ def step_decentralized(params: dict, setting: str, seed: int, features: str, out
             original_token, walk_cost, res = rrdu_run(setup, cfg["rrdu"], budget)
             original("walk", judge.models(original_token[None]), [-1], walk_cost)
             record("rrdu", res, judge.models(res.theta))
-    save_tensors(scores, {k: torch.from_numpy(v) for k, v in judge.scores.items()},
+    save_tensors(scores, judge.score_counts(),
                  {"members": len(judge.y_forget), "nonmembers": len(judge.y_out), "population": len(judge.y_pop),
-                  "setting": setting, "seed": seed})
+                  "setting": setting, "seed": seed, "score": "count / population"})
     write_json(out, result)
     write_json(timing, {"setting": setting, "seed": seed, "seconds": seconds, "threads": torch.get_num_threads(),
                         "device": str(setup.device)})
