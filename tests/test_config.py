@@ -184,6 +184,21 @@ def test_cli_exits_non_zero_with_one_line(tmp_path, params):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["params.yaml"]
 
 
+def test_report_steps_never_import_torch():
+    """A step that only reads results into a report skips torch's 2-3 s import (issue 40: the workflow runs dozens
+    of them, the tests many): the command line itself and a report step leave torch unloaded; a compute step
+    loads it and sets its threads."""
+    code = ("import sys; from unlearning.__main__ import main; rc = main(sys.argv[1:]); "
+            "print('torch' in sys.modules, sys.modules['torch'].get_num_threads() if 'torch' in sys.modules else 0)")
+    light = subprocess.run([sys.executable, "-c", code, "--params", str(ROOT / "params.yaml"), "check-params"],
+                           capture_output=True, text=True, cwd=ROOT)
+    assert light.returncode == 0 and light.stdout.split()[-2:] == ["False", "0"], light.stderr[-500:]
+    from unlearning.__main__ import reads_results_only
+
+    assert reads_results_only("common-report") and reads_results_only("index")
+    assert not reads_results_only("common-decentralized") and not reads_results_only("prepare")
+
+
 def test_snakemake_stops_before_any_job(tmp_path, params):
     _bad_params_file(tmp_path, params)
     snakemake = os.path.join(os.path.dirname(sys.executable), "snakemake")

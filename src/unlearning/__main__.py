@@ -12,12 +12,18 @@ import sys
 from importlib import import_module
 
 from .config import ParamsError, load_checked
-from .data.datasets import DatasetUnavailable
+from .data.errors import DatasetUnavailable
 from .experiments import EXPERIMENTS
 from .files import CorruptFile
 from .resolved import stamp
 
 KNOWN_ERRORS = (ParamsError, DatasetUnavailable, FileNotFoundError, KeyError, CorruptFile)
+
+
+def reads_results_only(step: str) -> bool:
+    """Steps that turn result files into reports compute nothing with torch: they skip its 2-3 s import (the
+    workflow runs dozens of them; torch comes in only where a report module needs it)."""
+    return step.endswith("-report") or step in ("index", "papers-table", "check-params")
 
 
 def check_params(params: dict, args) -> None:
@@ -55,10 +61,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         params = stamp(load_checked(args.params), getattr(args, "provenance", None))
-        import torch
+        if not reads_results_only(args.step):
+            import torch
 
-        if (threads := args.threads or params["engine"]["cpu_threads"]) != "auto":
-            torch.set_num_threads(threads)
+            if (threads := args.threads or params["engine"]["cpu_threads"]) != "auto":
+                torch.set_num_threads(threads)
         args.run(params, args)
     except KNOWN_ERRORS as err:
         # one line: an OSError's args are (errno, text), so it prints as itself ("[Errno 2] ...: 'path'")

@@ -10,9 +10,12 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-import torch
+from typing import TYPE_CHECKING
+
 from safetensors import SafetensorError
-from safetensors.torch import load_file, save_file
+
+if TYPE_CHECKING:  # torch is imported where tensors are read or written: reports and certificates never load it
+    import torch
 
 
 class CorruptFile(ValueError):
@@ -66,6 +69,8 @@ def save_tensors(path: str | Path, tensors: dict[str, torch.Tensor], metadata: d
     different bytes."""
     meta = {"json": json.dumps(metadata or {}, sort_keys=True)}
     with atomic_path(path) as tmp:
+        from safetensors.torch import save_file
+
         save_file({k: v.detach().contiguous().cpu() for k, v in tensors.items()}, str(tmp), metadata=meta)
 
 
@@ -73,6 +78,8 @@ def load_tensors(path: str | Path, device: str | torch.device = "cpu") -> dict[s
     if not Path(path).is_file():
         raise FileNotFoundError(f"{path}: missing; run the rule that produces it (snakemake {path})")
     try:
+        from safetensors.torch import load_file
+
         return load_file(str(path), device=str(device))
     except SafetensorError as err:
         raise corrupt(path, err) from None

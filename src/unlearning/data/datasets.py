@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from ..config import DATASET_INFO
+from .errors import DatasetUnavailable
 from ..files import save_tensors
 from ..seeding import derive_seed
 
@@ -48,10 +49,6 @@ def missing_reason(name: str, raw_root: str | Path, processed: str | Path) -> st
     how = HINTS.get(name, "needs a network: `python -m unlearning prepare --dataset "
                           f"{name} --out {processed}` downloads it through torchvision")
     return f"{Path(raw_root) / RAW_FILES[name]} not found; {how}"
-
-
-class DatasetUnavailable(RuntimeError):
-    """The dataset is neither on disk nor downloadable; the message says what to do."""
 
 
 def _open(name: str, raw_root: Path, train: bool, download: bool):
