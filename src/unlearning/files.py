@@ -9,7 +9,6 @@ import os
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from safetensors import SafetensorError

@@ -15,9 +15,9 @@ import numpy as np
 import torch
 
 from ..config import DATASET_INFO
-from .errors import DatasetUnavailable
 from ..files import save_tensors
 from ..seeding import derive_seed
+from .errors import DatasetUnavailable
 
 DATASETS = tuple(DATASET_INFO)
 TORCHVISION_CLASSES = {"fashion_mnist": "FashionMNIST", "mnist": "MNIST", "cifar10": "CIFAR10", "svhn": "SVHN"}
