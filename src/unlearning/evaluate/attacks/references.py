@@ -6,7 +6,8 @@ own seed for graphs and batches) on data the attacker holds: a pool of candidate
 references come in complementary pairs: reference 2j trains on a random half of the pool, 2j + 1 on the other
 half, so every pool sample is a member of exactly half of the references. RMIA's Pr(x) is then the mean over all
 of them (online, no offline constant `a`), for members and non-members alike. A reference's half is cut into
-`clients` IID shards of equal size.
+`clients` IID shards of equal size, and the reference is one client's model of that run (client r mod clients), as
+each judged model is one client's.
 """
 
 from __future__ import annotations
