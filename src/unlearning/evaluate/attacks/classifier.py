@@ -18,9 +18,9 @@ import numpy as np
 import torch
 
 from ...seeding import generator
+from ..gates import GATE_MIN
 
 FEATURES = ("loss", "p_true", "p_max", "entropy")
-GATE_MIN = 1000  # 2s below this: the accuracy's 95 % interval is wider than +-3 points; report it, do not gate
 
 
 def features(probs: torch.Tensor, labels: torch.Tensor, floor: float = 1e-12) -> np.ndarray:

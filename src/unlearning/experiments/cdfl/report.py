@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...evaluate.attacks.classifier import GATE_MIN
+from ...evaluate.gates import GATE_MIN
 from ...files import atomic_path, read_json
 from ...report.compare import (
     NO_PAPER,
