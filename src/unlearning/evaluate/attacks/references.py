@@ -51,9 +51,8 @@ def train_references(setup: Setup, x: torch.Tensor, y: torch.Tensor, models: int
     for r in range(models):
         rows = member[r].nonzero().flatten()
         rows = rows[torch.randperm(len(rows), generator=generator(seed, "shards", r))]
-        shards = [s.to(x.device) for s in torch.tensor_split(rows, n)]
-        data = ClientData(x, y.to(x.device), shards, [torch.ones(len(s), dtype=torch.bool, device=x.device)
-                                                      for s in shards])
+        shards = list(torch.tensor_split(rows, n))  # index lists and keep masks on the CPU, as build_setup's
+        data = ClientData(x, y.to(x.device), shards, [torch.ones(len(s), dtype=torch.bool) for s in shards])
         sched = replace(base, seed=derive_seed(seed, "schedule", r), keep_connected_without=(), repaired_without=(),
                         experiment=f"{setup.name} reference {r}")
         theta0 = init_like(setup, seed, r).to(setup.device)
