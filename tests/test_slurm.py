@@ -173,7 +173,8 @@ def test_tiny_workflow_on_slurm_matches_a_local_run(slurm_env, tiny_run, tmp_pat
     inside = "\n".join(p.read_text() for p in (tmp_path / "slurm" / "slurm_logs").rglob("*.log"))
     rules = re.compile(r"^(?:local)?rule (\w+):$", re.MULTILINE)
     planned = job_stats(logs["slurm"]) - LOCAL_RULES  # the rules of the jobs the run planned
-    assert {"pretrain", "pdudt_variants", "cdfl_cell", "sglu_accounting", "r2d_run", "rrdu_seed"} <= planned
+    assert {"pretrain", "pdudt_variants_pdudt_synthetic", "cdfl_cell", "sglu_accounting", "r2d_run",
+            "rrdu_seed"} <= planned
     assert planned <= set(rules.findall(inside)) <= set(rules.findall(logs["local"])), inside[-3000:]
     run_id = re.search(r"SLURM run ID: (\S+)", logs["slurm"]).group(1)
     sacct = subprocess.run(["sacct", "--completion", "--noheader", "--parsable2",

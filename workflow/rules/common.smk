@@ -9,6 +9,7 @@ from unlearning.config import (ParamsError, check_params, experiment_config, exp
                                setting_experiments)
 from unlearning.data.datasets import missing_reason
 from unlearning.data.r2d_real import missing_reason as r2d_missing_reason
+from unlearning.experiments.pdudt import layout as pdudt_layout
 from unlearning.experiments.rrdu.steps import ABLATION_PARTS as RRDU_ABLATION_PARTS
 from unlearning.experiments.sglu.steps import missing_reason as sglu_missing_reason
 from unlearning.resolved import write_resolved
@@ -119,72 +120,23 @@ PDUDT_MISSING = {
     if (reason := missing_reason(d, config["data"]["raw_root"], f"data/processed/{d}.safetensors"))
 }
 PDUDT_EXPS = [f"pdudt_{d}" for d in PDUDT["datasets"] if d not in PDUDT_MISSING]
-PDUDT_NOISED = ("perturbed_retrain", "pdudt", "pdudt_es", "noise_only", "fedrecovery")
-PDUDT_SERVERS = ("fedrecovery", "fats", "hdus")  # baselines with a training run of their own
-PDUDT_UNLEARNED = (*PDUDT_NOISED, "fats", "hdus")
-PDUDT_CONTINUED = ("original", "retrain", "perturbed_retrain", "pdudt", "pdudt_es", "noise_only")
+PDUDT_SERVERS = pdudt_layout.SERVERS  # baselines with a training run of their own
+PDUDT_UNLEARNED = pdudt_layout.UNLEARNED
+PDUDT_CONTINUED = pdudt_layout.CONTINUED
 # FedRecovery is judged against its own original, the FedAvg server's global model before the removal
-PDUDT_EVALUATED = ["original", *PDUDT["methods"], *(["fedrecovery_original"] if "fedrecovery" in PDUDT["methods"]
-                                                     else [])]
+PDUDT_EVALUATED = pdudt_layout.evaluated(PDUDT["methods"])
 
 
-def pdudt_trained_dir(exp, method):
-    if method == "perturbed_retrain":
-        return f"artifacts/{exp}/unlearn/retrain"
-    if method in PDUDT_SERVERS:
-        return f"artifacts/{exp}/server/{method}"
-    return f"artifacts/{exp}/pretrain"
-
-
-def pdudt_trained_inputs(wc):
-    directory = pdudt_trained_dir(wc.exp, wc.method)
-    extra = [] if wc.method == "perturbed_retrain" else [f"{directory}/history"]
+def pdudt_trained_files(exp, method):
+    """What an unlearning method starts from (layout.trained_dir): its models, and the history it replays."""
+    directory = pdudt_layout.trained_dir(exp, method)
+    extra = [] if method == "perturbed_retrain" else [f"{directory}/history"]
     return [f"{directory}/models.safetensors", *extra]
-
-
-def pdudt_server_params(exp, kind):
-    """What a baseline's training run reads: the training keys and the method's own section."""
-    return {**training_params(exp), kind: experiment_config(config, exp).get(kind, {})}
 
 
 def pdudt_method_params(exp, method):
     cfg = experiment_config(config, exp)
     return {"sigmas": cfg["sigmas"], **cfg.get(method, {})}
-
-
-def pdudt_models_a(exp, method):
-    if method == "original":
-        return f"artifacts/{exp}/pretrain/models.safetensors"
-    if method == "fedrecovery_original":
-        return f"artifacts/{exp}/server/fedrecovery/models.safetensors"
-    return f"artifacts/{exp}/unlearn/{method}/models.safetensors"
-
-
-def pdudt_evaluate_a_inputs(wc):
-    """Checkpoint A's evaluation (rule pdudt_evaluate_a): the models right after unlearning, and their cost."""
-    inputs = {
-        "features": features_path(wc.exp),
-        "split": f"data/splits/{wc.exp}.safetensors",
-        "attack": f"artifacts/{wc.exp}/attack/shadow.safetensors",
-        "models_a": pdudt_models_a(wc.exp, wc.method),
-    }
-    if wc.method not in ("original", "fedrecovery_original"):
-        inputs["cost"] = inputs["models_a"].replace("models.safetensors", "cost.json")
-    return inputs
-
-
-def pdudt_evaluate_inputs(wc):
-    """The whole evaluation (rule pdudt_evaluate): checkpoint A's result, and B's models where the method continues."""
-    inputs = {k: v for k, v in pdudt_evaluate_a_inputs(wc).items() if k != "cost"}
-    inputs["checkpoint_a"] = f"results/{wc.exp}/checkpoint_a/{wc.method}.json"
-    if wc.method in PDUDT_CONTINUED:
-        inputs["models_b"] = f"artifacts/{wc.exp}/subsequent/{wc.method}/models.safetensors"
-    return inputs
-
-
-def pdudt_evaluate_options(wc, keys=("models_b", "checkpoint_a")):
-    inputs = pdudt_evaluate_inputs(wc) if "checkpoint_a" in keys else pdudt_evaluate_a_inputs(wc)
-    return " ".join(f"--{k.replace('_', '-')} {inputs[k]}" for k in keys if k in inputs)
 
 
 def pdudt_results():

@@ -1,90 +1,11 @@
 # PDUDT (specs/pdudt.md): one experiment per dataset, pdudt_<dataset>, after the shared split, pretrain
 # (gradient mixing with its history) and retrain. Methods that add noise run every sigma in one job;
 # checkpoint A is right after unlearning, checkpoint B after the subsequent rounds (Eq. 10). Checkpoint A is
-# evaluated in its own job (pdudt_evaluate_a), so a short run yields Table 3's A rows without the subsequent rounds;
-# pdudt_evaluate adds B to it.
-
-
-rule pdudt_server:
-    input:
-        features=lambda wc: features_path(wc.exp),
-        split="data/splits/{exp}.safetensors",
-        code=PDUDT_CODE,
-    output:
-        models="artifacts/{exp}/server/{kind}/models.safetensors",
-        cost="artifacts/{exp}/server/{kind}/cost.json",
-        history=directory("artifacts/{exp}/server/{kind}/history"),
-        timing="timings/{exp}/server_{kind}.json",
-    wildcard_constraints:
-        kind="|".join(PDUDT_SERVERS),
-    params:
-        cfg=lambda wc: pdudt_server_params(wc.exp, wc.kind),
-    log:
-        "logs/pdudt/{exp}/server_{kind}.log",
-    benchmark:
-        "logs/benchmarks/pdudt/{exp}/server_{kind}.tsv"
-    threads: THREADS
-    resources:
-        gpu=GPU,
-        mem_mb=8000,
-    shell:
-        "{PY} --threads {threads} pdudt-server --exp {wildcards.exp} --kind {wildcards.kind} --features {input.features} "
-        "--split {input.split} --out-dir artifacts/{wildcards.exp}/server/{wildcards.kind} "
-        "--timing {output.timing} > {log} 2>&1"
-
-
-rule pdudt_variants:
-    input:
-        features=lambda wc: features_path(wc.exp),
-        split="data/splits/{exp}.safetensors",
-        code=PDUDT_CODE,
-        trained=pdudt_trained_inputs,
-    output:
-        models="artifacts/{exp}/unlearn/{method}/models.safetensors",
-        cost="artifacts/{exp}/unlearn/{method}/cost.json",
-        timing="timings/{exp}/{method}.json",
-    wildcard_constraints:
-        method="|".join(PDUDT_UNLEARNED),
-    params:
-        trained_dir=lambda wc: pdudt_trained_dir(wc.exp, wc.method),
-        cfg=lambda wc: pdudt_method_params(wc.exp, wc.method),
-    log:
-        "logs/pdudt/{exp}/unlearn_{method}.log",
-    benchmark:
-        "logs/benchmarks/pdudt/{exp}/unlearn_{method}.tsv"
-    threads: THREADS
-    resources:
-        gpu=GPU,
-    shell:
-        "{PY} --threads {threads} pdudt-variants --exp {wildcards.exp} --method {wildcards.method} --features {input.features} "
-        "--split {input.split} --trained-dir {params.trained_dir} "
-        "--out-dir artifacts/{wildcards.exp}/unlearn/{wildcards.method} --timing {output.timing} > {log} 2>&1"
-
-
-rule pdudt_continue:
-    input:
-        features=lambda wc: features_path(wc.exp),
-        split="data/splits/{exp}.safetensors",
-        code=PDUDT_CODE,
-        models=lambda wc: pdudt_models_a(wc.exp, wc.method),
-    output:
-        models="artifacts/{exp}/subsequent/{method}/models.safetensors",
-        curve="artifacts/{exp}/subsequent/{method}/curve.json",
-    wildcard_constraints:
-        method="|".join(PDUDT_CONTINUED),
-    params:
-        cfg=lambda wc: experiment_config(config, wc.exp)["subsequent"],
-    log:
-        "logs/pdudt/{exp}/continue_{method}.log",
-    benchmark:
-        "logs/benchmarks/pdudt/{exp}/continue_{method}.tsv"
-    threads: THREADS
-    resources:
-        gpu=GPU,
-    shell:
-        "{PY} --threads {threads} pdudt-continue --exp {wildcards.exp} --method {wildcards.method} --features {input.features} "
-        "--split {input.split} --models {input.models} "
-        "--out-dir artifacts/{wildcards.exp}/subsequent/{wildcards.method} > {log} 2>&1"
+# evaluated in its own job (pdudt_evaluate_a_<exp>), so a short run yields Table 3's A rows without the subsequent
+# rounds; pdudt_evaluate_<exp> adds B to it. The subsequent rounds and the evaluations run every method of an
+# experiment in one job (issue 40: a job's start, about 2.5 s of imports, cost more than most methods' evaluation,
+# and the attack's forests are fitted once), so those rules are written out per experiment below; each method's
+# files stay its own (experiments/pdudt/layout.py).
 
 
 rule pdudt_attack:
@@ -130,56 +51,6 @@ rule pdudt_gaps:
         "{PY} --threads {threads} pdudt-gaps --exp {wildcards.exp} --features {input.features} --split {input.split} "
         "--pretrain-dir artifacts/{wildcards.exp}/pretrain --retrain-models {input.retrain} --out {output} "
         "> {log} 2>&1"
-
-
-rule pdudt_evaluate_a:
-    input:
-        unpack(pdudt_evaluate_a_inputs),
-        code=PDUDT_CODE,
-    output:
-        "results/{exp}/checkpoint_a/{method}.json",
-    wildcard_constraints:
-        exp="pdudt(-[a-z0-9]+)?_[a-z0-9_]+",
-        method="|".join(("original", "fedrecovery_original", "retrain", *PDUDT_UNLEARNED)),
-    params:
-        optional=lambda wc: pdudt_evaluate_options(wc, ("cost",)),
-        cfg=lambda wc: {k: experiment_config(config, wc.exp)[k] for k in ("eval", "mia")},
-    log:
-        "logs/pdudt/{exp}/evaluate_a_{method}.log",
-    benchmark:
-        "logs/benchmarks/pdudt/{exp}/evaluate_a_{method}.tsv"
-    threads: THREADS
-    resources:
-        gpu=GPU,
-    shell:
-        "{PY} --threads {threads} pdudt-evaluate --exp {wildcards.exp} --method {wildcards.method} --features {input.features} "
-        "--split {input.split} --attack {input.attack} --models-a {input.models_a} {params.optional} "
-        "--out {output} > {log} 2>&1"
-
-
-rule pdudt_evaluate:
-    input:
-        unpack(pdudt_evaluate_inputs),
-        code=PDUDT_CODE,
-    output:
-        "results/{exp}/{method}.json",
-    wildcard_constraints:
-        exp="pdudt(-[a-z0-9]+)?_[a-z0-9_]+",
-        method="|".join(("original", "fedrecovery_original", "retrain", *PDUDT_UNLEARNED)),
-    params:
-        optional=pdudt_evaluate_options,
-        cfg=lambda wc: {k: experiment_config(config, wc.exp)[k] for k in ("eval", "mia")},
-    log:
-        "logs/pdudt/{exp}/evaluate_{method}.log",
-    benchmark:
-        "logs/benchmarks/pdudt/{exp}/evaluate_{method}.tsv"
-    threads: THREADS
-    resources:
-        gpu=GPU,
-    shell:
-        "{PY} --threads {threads} pdudt-evaluate --exp {wildcards.exp} --method {wildcards.method} --features {input.features} "
-        "--split {input.split} --attack {input.attack} --models-a {input.models_a} {params.optional} "
-        "--out {output} > {log} 2>&1"
 
 
 rule pdudt_timing:
@@ -235,3 +106,150 @@ rule pdudt_report:
         "--timings {input.timings} "
         "--gaps {input.gaps} --settings {input.settings} "
         "{params.missing} --out-dir reports/pdudt > {log} 2>&1"
+
+
+for _exp in PDUDT_EXPS + PDUDT_SETTING_EXPS:
+    _id = _exp.replace("-", "_")
+    _methods = pdudt_layout.evaluated(experiment_config(config, _exp)["methods"])
+    _continued = [m for m in _methods if m in pdudt_layout.CONTINUED]
+    _unlearned = [m for m in _methods if m in pdudt_layout.UNLEARNED]
+    _servers = [k for k in pdudt_layout.SERVERS if k in _methods]
+
+    if _servers:
+
+        rule:
+            name:
+                f"pdudt_server_{_id}"
+            input:
+                features=features_path(_exp),
+                split=f"data/splits/{_exp}.safetensors",
+                code=PDUDT_CODE,
+            output:
+                models=[f"{pdudt_layout.server_dir(_exp, k)}/models.safetensors" for k in _servers],
+                costs=[f"{pdudt_layout.server_dir(_exp, k)}/cost.json" for k in _servers],
+                histories=[directory(f"{pdudt_layout.server_dir(_exp, k)}/history") for k in _servers],
+                timings=[pdudt_layout.timing(_exp, f"server_{k}") for k in _servers],
+            params:
+                exp=_exp,
+                kinds=" ".join(_servers),
+                cfg={**training_params(_exp), **{k: experiment_config(config, _exp).get(k, {}) for k in _servers}},
+            log:
+                f"logs/pdudt/{_exp}/server.log",
+            benchmark:
+                f"logs/benchmarks/pdudt/{_exp}/server.tsv"
+            threads: THREADS
+            resources:  # on Slurm (the profile's set-resources names rules; these are written out per experiment)
+                gpu=GPU,
+                mem_mb=8000,
+                runtime=240,
+            shell:
+                "{PY} --threads {threads} pdudt-server --exp {params.exp} --kinds {params.kinds} "
+                "--features {input.features} --split {input.split} > {log} 2>&1"
+
+    rule:
+        name:
+            f"pdudt_variants_{_id}"
+        input:
+            features=features_path(_exp),
+            split=f"data/splits/{_exp}.safetensors",
+            code=PDUDT_CODE,
+            trained=sorted({f for m in _unlearned for f in pdudt_trained_files(_exp, m)}),
+        output:
+            models=[pdudt_layout.models_a(_exp, m) for m in _unlearned],
+            costs=[pdudt_layout.cost(_exp, m) for m in _unlearned],
+            timings=[pdudt_layout.timing(_exp, m) for m in _unlearned],
+        params:
+            exp=_exp,
+            methods=" ".join(_unlearned),
+            cfg={m: pdudt_method_params(_exp, m) for m in _unlearned},
+        log:
+            f"logs/pdudt/{_exp}/variants.log",
+        benchmark:
+            f"logs/benchmarks/pdudt/{_exp}/variants.tsv"
+        threads: THREADS
+        resources:
+            gpu=GPU,
+        shell:
+            "{PY} --threads {threads} pdudt-variants --exp {params.exp} --methods {params.methods} "
+            "--features {input.features} --split {input.split} > {log} 2>&1"
+
+    rule:
+        name:
+            f"pdudt_continue_{_id}"
+        input:
+            features=features_path(_exp),
+            split=f"data/splits/{_exp}.safetensors",
+            code=PDUDT_CODE,
+            models=[pdudt_layout.models_a(_exp, m) for m in _continued],
+        output:
+            models=[pdudt_layout.models_b(_exp, m) for m in _continued],
+            curves=[f"{pdudt_layout.subsequent_dir(_exp, m)}/curve.json" for m in _continued],
+        params:
+            exp=_exp,
+            methods=" ".join(_continued),
+            cfg=experiment_config(config, _exp)["subsequent"],
+        log:
+            f"logs/pdudt/{_exp}/continue.log",
+        benchmark:
+            f"logs/benchmarks/pdudt/{_exp}/continue.tsv"
+        threads: THREADS
+        resources:  # on Slurm: every continued method, each up to 40 CPU-minutes at the paper's sizes
+            gpu=GPU,
+            runtime=480,
+        shell:
+            "{PY} --threads {threads} pdudt-continue --exp {params.exp} --methods {params.methods} "
+            "--features {input.features} --split {input.split} > {log} 2>&1"
+
+    rule:
+        name:
+            f"pdudt_evaluate_a_{_id}"
+        input:
+            features=features_path(_exp),
+            split=f"data/splits/{_exp}.safetensors",
+            attack=f"artifacts/{_exp}/attack/shadow.safetensors",
+            code=PDUDT_CODE,
+            models=[pdudt_layout.models_a(_exp, m) for m in _methods],
+            costs=[c for m in _methods if (c := pdudt_layout.cost(_exp, m))],
+        output:
+            [pdudt_layout.result_a(_exp, m) for m in _methods],
+        params:
+            exp=_exp,
+            methods=" ".join(_methods),
+            cfg={k: experiment_config(config, _exp)[k] for k in ("eval", "mia")},
+        log:
+            f"logs/pdudt/{_exp}/evaluate_a.log",
+        benchmark:
+            f"logs/benchmarks/pdudt/{_exp}/evaluate_a.tsv"
+        threads: THREADS
+        resources:
+            gpu=GPU,
+        shell:
+            "{PY} --threads {threads} pdudt-evaluate --exp {params.exp} --methods {params.methods} --checkpoint A "
+            "--features {input.features} --split {input.split} --attack {input.attack} > {log} 2>&1"
+
+    rule:
+        name:
+            f"pdudt_evaluate_{_id}"
+        input:
+            features=features_path(_exp),
+            split=f"data/splits/{_exp}.safetensors",
+            attack=f"artifacts/{_exp}/attack/shadow.safetensors",
+            code=PDUDT_CODE,
+            checkpoint_a=[pdudt_layout.result_a(_exp, m) for m in _methods],
+            models=[pdudt_layout.models_b(_exp, m) for m in _continued],
+        output:
+            [pdudt_layout.result(_exp, m) for m in _methods],
+        params:
+            exp=_exp,
+            methods=" ".join(_methods),
+            cfg={k: experiment_config(config, _exp)[k] for k in ("eval", "mia")},
+        log:
+            f"logs/pdudt/{_exp}/evaluate.log",
+        benchmark:
+            f"logs/benchmarks/pdudt/{_exp}/evaluate.tsv"
+        threads: THREADS
+        resources:
+            gpu=GPU,
+        shell:
+            "{PY} --threads {threads} pdudt-evaluate --exp {params.exp} --methods {params.methods} --checkpoint B "
+            "--features {input.features} --split {input.split} --attack {input.attack} > {log} 2>&1"

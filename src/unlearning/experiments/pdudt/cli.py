@@ -7,13 +7,12 @@ import argparse
 from ..common.cli import add_file_options, missing_reasons
 
 STEPS = {  # PDUDT's own steps (steps.py) and their file arguments
-    "pdudt-server": ["--kind", "--split", "--out-dir", "--timing"],
-    "pdudt-variants": ["--method", "--split", "--trained-dir", "--out-dir", "--timing"],
-    "pdudt-continue": ["--method", "--split", "--models", "--out-dir"],
+    "pdudt-server": ["--kinds*", "--split"],
+    "pdudt-variants": ["--methods*", "--split"],
+    "pdudt-continue": ["--methods*", "--split"],
     "pdudt-attack": ["--split", "--out"],
     "pdudt-gaps": ["--split", "--pretrain-dir", "--retrain-models", "--out"],
-    "pdudt-evaluate": ["--method", "--split", "--attack", "--models-a", "--models-b?", "--cost?", "--checkpoint-a?",
-                       "--out"],
+    "pdudt-evaluate": ["--methods*", "--split", "--attack", "--checkpoint"],
     "pdudt-timing": ["--split", "--pretrain-dir", "--server-root", "--out"],
 }
 
@@ -79,17 +78,16 @@ def run(params: dict, a) -> None:
         missing = missing_reasons(a.missing)
         report.write_report(params, a.results, a.curves, a.timings, missing, a.out_dir, a.gaps, a.settings)
     elif a.step == "pdudt-server":
-        sp.step_server(params, a.exp, a.kind, a.features, a.split, a.out_dir, a.timing)
+        sp.step_server(params, a.exp, a.kinds, a.features, a.split)
     elif a.step == "pdudt-variants":
-        sp.step_variants(params, a.exp, a.method, a.features, a.split, a.trained_dir, a.out_dir, a.timing)
+        sp.step_variants(params, a.exp, a.methods, a.features, a.split)
     elif a.step == "pdudt-continue":
-        sp.step_continue(params, a.exp, a.method, a.features, a.split, a.models, a.out_dir)
+        sp.step_continue(params, a.exp, a.methods, a.features, a.split)
     elif a.step == "pdudt-gaps":
         sp.step_gaps(params, a.exp, a.features, a.split, a.pretrain_dir, a.retrain_models, a.out)
     elif a.step == "pdudt-attack":
         sp.step_attack(params, a.exp, a.features, a.split, a.out)
     elif a.step == "pdudt-evaluate":
-        sp.step_evaluate(params, a.exp, a.method, a.features, a.split, a.attack, a.models_a, a.models_b, a.cost,
-                         a.out, a.checkpoint_a)
+        sp.step_evaluate(params, a.exp, a.methods, a.features, a.split, a.attack, a.checkpoint)
     elif a.step == "pdudt-timing":
         sp.step_timing(params, a.exp, a.features, a.split, a.pretrain_dir, a.server_root, a.out)

@@ -29,17 +29,16 @@ from ...resolved import config_record
 from ...seeding import generator
 from ...train.dsgd import train
 from ..common.io import load_models, write_cost
+from . import layout
+from .layout import NOISED, SERVERS
 
 log = logging.getLogger("unlearning")
 
-NOISED = ("perturbed_retrain", "pdudt", "pdudt_es", "noise_only", "fedrecovery")  # one variant per sigma
 ON_CPU = {  # what stays on the CPU whatever the device, and why (said in the step's log line)
     "pdudt": "replays the memory-mapped history on the CPU", "pdudt_es": "replays the memory-mapped history on the CPU",
     "noise_only": "adds CPU-drawn noise on the CPU", "fedrecovery": "replays the memory-mapped history on the CPU",
     "perturbed_retrain": "adds CPU-drawn noise on the CPU",
 }
-CONTINUED = ("original", "retrain", "perturbed_retrain", "pdudt", "pdudt_es", "noise_only")
-SERVERS = ("fedrecovery", "fats", "hdus")  # baselines with a training run of their own
 
 
 def save_variants(path: Path, thetas: list[torch.Tensor], clients: list[int], sigmas: list, meta: dict) -> None:
@@ -62,12 +61,19 @@ def _state(setup: Setup, directory: str | Path) -> TrainedState:
     return TrainedState(setup, theta, clients, meta["rounds"], Path(directory))
 
 
-def step_server(params: dict, name: str, kind: str, features: str, split: str, out_dir: str, timing: str) -> None:
-    """A baseline's own training run for t1 rounds, its store under `out_dir`/history:
+def step_server(params: dict, name: str, kinds: list[str], features: str, split: str) -> None:
+    """The baselines' own training runs, one job for all of `kinds` (issue 40); each in layout.server_dir."""
+    for kind in kinds:
+        _server(params, name, kind, features, split, Path(layout.server_dir(name, kind)),
+                layout.timing(name, f"server_{kind}"))
+
+
+def _server(params: dict, name: str, kind: str, features: str, split: str, out: Path, timing: str) -> None:
+    """A baseline's own training run for t1 rounds, its store under `out`/history:
     fedrecovery: full-participation FedAvg with every client's g^t; fats: FedAvg over K sampled clients with
     w_r and S_r; hdus: main and seed models with the seeds every client holds."""
     setup = load_setup(params, name, features, split)
-    rounds, n, out = setup.cfg["train"]["rounds"], setup.cfg["clients"], Path(out_dir)
+    rounds, n = setup.cfg["train"]["rounds"], setup.cfg["clients"]
     start = time.perf_counter()
     if kind == "fedrecovery":
         from ...methods.fedrecovery import train_server
@@ -95,13 +101,21 @@ def step_server(params: dict, name: str, kind: str, features: str, split: str, o
     write_cost(Cost(time.perf_counter() - start, grad_evals), out / "cost.json", timing)
 
 
-def step_variants(params: dict, name: str, method: str, features: str, split: str, trained_dir: str,
-                  out_dir: str, timing: str) -> None:
+def step_variants(params: dict, name: str, methods: list[str], features: str, split: str) -> None:
+    """The unlearning methods of an experiment, one job for all of `methods` (issue 40); each method's models in
+    layout.unlearn_dir, its wall time in layout.timing."""
+    for method in methods:
+        _variants(params, name, method, features, split, layout.trained_dir(name, method),
+                  Path(layout.unlearn_dir(name, method)), layout.timing(name, method))
+
+
+def _variants(params: dict, name: str, method: str, features: str, split: str, trained_dir: str, out: Path,
+              timing: str) -> None:
     """One noised method at every sigma of the grid, or an un-noised baseline once (fats; hdus writes its
     ensembles). `trained_dir` holds what it starts from: the D-SGD run (pdudt, pdudt_es, noise_only), the
     retrain output (perturbed_retrain) or the baseline's own training run (fedrecovery, fats, hdus)."""
     setup = load_setup(params, name, features, split)
-    cfg, out = setup.cfg, Path(out_dir)
+    cfg = setup.cfg
     if method == "hdus":
         return _step_hdus(setup, trained_dir, out, timing)
     thetas, certificates, total = [], [], Cost(0.0, 0)
@@ -236,21 +250,23 @@ def continue_training(setup: Setup, theta: torch.Tensor, clients: list[int], sta
     return theta, curve
 
 
-def step_continue(params: dict, name: str, method: str, features: str, split: str, models: str,
-                  out_dir: str) -> None:
+def step_continue(params: dict, name: str, methods: list[str], features: str, split: str) -> None:
+    """Checkpoint B of each of `methods` (layout.continued): its checkpoint-A models trained on for the subsequent
+    rounds (Eq. 10), in one job (issue 40); each method's models and accuracy curve in its own folder."""
     setup = load_setup(params, name, features, split)
     sub = setup.cfg["subsequent"]
-    variants, clients, meta = load_variants(models)
-    out, thetas, curves = Path(out_dir), [], []
-    for sigma, theta in variants:
-        theta, curve = continue_training(setup, theta, clients, setup.cfg["train"]["rounds"], sub["rounds"],
-                                         sub["lr"], sub["eval_every"], with_forget_set=method == "original")
-        thetas.append(theta.cpu())
-        curves.append({"sigma": sigma, "curve": curve})
-        log.info("%s sigma=%s: test accuracy %.4f after %d rounds", method, sigma, curve[-1]["test_accuracy"],
-                 sub["rounds"])
-    save_variants(out / "models.safetensors", thetas, clients, [s for s, _ in variants], {"method": method})
-    write_json(out / "curve.json", curves)
+    for method in methods:
+        variants, clients, meta = load_variants(layout.models_a(name, method))
+        out, thetas, curves = Path(layout.subsequent_dir(name, method)), [], []
+        for sigma, theta in variants:
+            theta, curve = continue_training(setup, theta, clients, setup.cfg["train"]["rounds"], sub["rounds"],
+                                             sub["lr"], sub["eval_every"], with_forget_set=method == "original")
+            thetas.append(theta.cpu())
+            curves.append({"sigma": sigma, "curve": curve})
+            log.info("%s sigma=%s: test accuracy %.4f after %d rounds", method, sigma, curve[-1]["test_accuracy"],
+                     sub["rounds"])
+        save_variants(out / "models.safetensors", thetas, clients, [s for s, _ in variants], {"method": method})
+        write_json(out / "curve.json", curves)
 
 
 def step_attack(params: dict, name: str, features: str, split: str, out: str) -> None:
@@ -406,58 +422,74 @@ def evaluate_ensembles(setup: Setup, ensembles: dict, attack, eval_idx: torch.Te
     }
 
 
-def step_evaluate(params: dict, name: str, method: str, features: str, split: str, attack: str, models_a: str,
-                  models_b: str | None, cost: str | None, out: str, checkpoint_a: str | None = None) -> None:
-    """A method's models at checkpoint A (right after unlearning) and, with `models_b`, at B (after the subsequent
-    rounds). With `checkpoint_a`, this step's own output for A alone from an earlier job, A is read from it and only
-    B is evaluated: A's job need not wait for the subsequent rounds (issue 37), and its numbers are the same."""
+def step_evaluate(params: dict, name: str, methods: list[str], features: str, split: str, attack: str,
+                  checkpoint: str) -> None:
+    """Every one of `methods` evaluated at `checkpoint` in one job (issue 40: the attack's forests and RMIA's
+    references are fitted once for all of them). A: the models right after unlearning, with their cost, in a job
+    of its own so that Table 3's A rows need no subsequent rounds (issue 37). B: the whole result, A read back from
+    A's job (the same numbers) and B, after the subsequent rounds, added where the method continues."""
+    if checkpoint not in ("A", "B"):
+        raise ValueError(f"--checkpoint {checkpoint!r}: valid: A, B")
+    context = None
+    for method in methods:
+        if checkpoint == "B":
+            result = {k: v for k, v in read_json(layout.result_a(name, method)).items() if k != "config"}
+            if (result["method"], result["experiment"], set(result["checkpoints"])) != (method, name, {"A"}):
+                raise ValueError(f"{layout.result_a(name, method)}: not checkpoint A alone of {method} in {name}")
+            models = layout.models_b(name, method)
+        else:
+            result = {"method": method, "experiment": name, "scale": params["scale"], "checkpoints": {}}
+            if method == "original":
+                result["all_clients"] = {}
+            models = layout.models_a(name, method)
+        if models is not None and not (checkpoint == "B" and method == "hdus"):
+            context = context or _evaluation_context(params, name, features, split, attack)
+            _evaluate_checkpoint(context, method, checkpoint, models, result)
+        if checkpoint == "A" and (cost := layout.cost(name, method)) is not None:
+            result["cost"] = read_json(cost)
+        write_json(layout.result_a(name, method) if checkpoint == "A" else layout.result(name, method),
+                   {**result, "config": config_record(params)})
+        log.info("%s evaluated at %s: models on %s, the attack's random forests on the CPU (scikit-learn)", method,
+                 checkpoint, context[0].device if context else "-")
+
+
+def _evaluation_context(params: dict, name: str, features: str, split: str, attack: str) -> tuple:
+    """What every evaluation of an experiment shares: its setup, H_eval, the shadow attack's forests and RMIA's
+    references."""
     from ...evaluate.attacks import ShadowModels
     from ...evaluate.attacks.shadow import stratified_halves
 
-    if checkpoint_a is not None:
-        result = {k: v for k, v in read_json(checkpoint_a).items() if k != "config"}
-        if (result["method"], result["experiment"], set(result["checkpoints"])) != (method, name, {"A"}):
-            raise ValueError(f"--checkpoint-a {checkpoint_a}: not checkpoint A alone of {method} in {name}")
-        if models_b is None or method == "hdus":
-            write_json(out, {**result, "config": config_record(params)})
-            return
-        models_a = None
     setup = load_setup(params, name, features, split)
     shadow_idx, eval_idx = stratified_halves(setup.y_test.cpu(), setup.seed)
     forest_classes = setup.data.y[setup.request.samples(setup.data.indices).to(setup.data.x.device)].unique()
     shadow_data = load_tensors(attack)
     shadow = ShadowModels(setup.seed).fit(shadow_data, forest_classes.tolist())
-    refs = rmia_references(setup, shadow_data, shadow_idx, eval_idx)
-    if checkpoint_a is None:
-        result = {"method": method, "experiment": name, "scale": params["scale"], "checkpoints": {}}
-        if method == "original":
-            result["all_clients"] = {}
-    if method == "hdus" and models_a is not None:
+    return setup, eval_idx, shadow, rmia_references(setup, shadow_data, shadow_idx, eval_idx)
+
+
+def _evaluate_checkpoint(context: tuple, method: str, checkpoint: str, path: str, result: dict) -> None:
+    """One method's models at one checkpoint into `result` (Origin also as the whole system, all n clients)."""
+    setup, eval_idx, shadow, refs = context
+    if method == "hdus":
         from ...methods.hdus import load_ensembles
 
-        result["checkpoints"]["A"] = [{"sigma": None, **evaluate_ensembles(setup, load_ensembles(Path(models_a)),
-                                                                          shadow, eval_idx)}]
-    for checkpoint, path in (("A", models_a), ("B", models_b)):
-        if path is None or method == "hdus":
-            continue
-        variants, clients, _ = load_variants(path)
-        if method == "fedrecovery_original":  # the FedAvg server's w^{t1}: its rows are equal, the model is their mean
-            variants, clients = [(s, t.mean(0, keepdim=True)) for s, t in variants], [-1]
-        if method == "original":
-            # Origin is judged on the same remaining clients as every method, and also as the whole system
-            # before unlearning: all n clients, the target's model included (its average is the global model)
-            result["all_clients"][checkpoint] = [
-                {"sigma": sigma, **evaluate_variant(setup, theta, clients, shadow, eval_idx, (checkpoint, "all"), refs)}
-                for sigma, theta in variants]
-            keep = [i for i, c in enumerate(clients) if c not in setup.request.removed]
-            variants, clients = [(s, t[keep]) for s, t in variants], [clients[i] for i in keep]
-        result["checkpoints"][checkpoint] = [
-            {"sigma": sigma, **evaluate_variant(setup, theta, clients, shadow, eval_idx, (checkpoint, sigma), refs)}
+        result["checkpoints"][checkpoint] = [{"sigma": None, **evaluate_ensembles(
+            setup, load_ensembles(Path(path)), shadow, eval_idx)}]
+        return
+    variants, clients, _ = load_variants(path)
+    if method == "fedrecovery_original":  # the FedAvg server's w^{t1}: its rows are equal, the model is their mean
+        variants, clients = [(s, t.mean(0, keepdim=True)) for s, t in variants], [-1]
+    if method == "original":
+        # Origin is judged on the same remaining clients as every method, and also as the whole system
+        # before unlearning: all n clients, the target's model included (its average is the global model)
+        result["all_clients"][checkpoint] = [
+            {"sigma": sigma, **evaluate_variant(setup, theta, clients, shadow, eval_idx, (checkpoint, "all"), refs)}
             for sigma, theta in variants]
-    if cost is not None:
-        result["cost"] = read_json(cost)
-    write_json(out, {**result, "config": config_record(params)})
-    log.info("%s evaluated: models on %s, the attack's random forests on the CPU (scikit-learn)", method, setup.device)
+        keep = [i for i, c in enumerate(clients) if c not in setup.request.removed]
+        variants, clients = [(s, t[keep]) for s, t in variants], [clients[i] for i in keep]
+    result["checkpoints"][checkpoint] = [
+        {"sigma": sigma, **evaluate_variant(setup, theta, clients, shadow, eval_idx, (checkpoint, sigma), refs)}
+        for sigma, theta in variants]
 
 
 def max_history_client(history: History, remaining: list[int]) -> int:

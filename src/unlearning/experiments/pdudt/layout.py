@@ -1,0 +1,79 @@
+"""Which methods a PDUDT experiment runs and where their files lie under the working directory: one place for the
+workflow's rules (workflow/rules/common.smk) and for the steps that run every method of an experiment in one job.
+Imports nothing heavy: the Snakefile reads it while it plans."""
+
+from __future__ import annotations
+
+NOISED = ("perturbed_retrain", "pdudt", "pdudt_es", "noise_only", "fedrecovery")  # one variant per sigma
+SERVERS = ("fedrecovery", "fats", "hdus")  # baselines with a training run of their own
+UNLEARNED = (*NOISED, "fats", "hdus")  # the methods of pdudt_variants
+CONTINUED = ("original", "retrain", "perturbed_retrain", "pdudt", "pdudt_es", "noise_only")  # checkpoint B
+
+
+def evaluated(methods: list[str]) -> list[str]:
+    """Every result of an experiment running `methods` (its `methods` key): Origin, each method, and FedRecovery's
+    own original (the FedAvg server's global model before the removal) where FedRecovery runs."""
+    return ["original", *methods, *(["fedrecovery_original"] if "fedrecovery" in methods else [])]
+
+
+def continued(methods: list[str]) -> list[str]:
+    return [m for m in evaluated(methods) if m in CONTINUED]
+
+
+def server_dir(exp: str, kind: str) -> str:
+    """A baseline's own training run (pdudt_server)."""
+    return f"artifacts/{exp}/server/{kind}"
+
+
+def unlearn_dir(exp: str, method: str) -> str:
+    return f"artifacts/{exp}/unlearn/{method}"
+
+
+def trained_dir(exp: str, method: str) -> str:
+    """What an unlearning method starts from: the retrained models (perturbed retraining), the baseline's own
+    training run (FedRecovery, FATS, HDUS) or the D-SGD run (PDUDT, PDUDT (ES), noise only)."""
+    if method == "perturbed_retrain":
+        return unlearn_dir(exp, "retrain")
+    if method in SERVERS:
+        return server_dir(exp, method)
+    return f"artifacts/{exp}/pretrain"
+
+
+def timing(exp: str, name: str) -> str:
+    """A step's wall time (Table 2 reads them): `name` is a method, or server_<kind>."""
+    return f"timings/{exp}/{name}.json"
+
+
+def models_a(exp: str, method: str) -> str:
+    """The models right after unlearning (checkpoint A)."""
+    if method == "original":
+        return f"artifacts/{exp}/pretrain/models.safetensors"
+    if method == "fedrecovery_original":
+        return f"{server_dir(exp, 'fedrecovery')}/models.safetensors"
+    return f"{unlearn_dir(exp, method)}/models.safetensors"
+
+
+def cost(exp: str, method: str) -> str | None:
+    """The unlearning's cost file; none for the two originals."""
+    if method in ("original", "fedrecovery_original"):
+        return None
+    return models_a(exp, method).replace("models.safetensors", "cost.json")
+
+
+def subsequent_dir(exp: str, method: str) -> str:
+    return f"artifacts/{exp}/subsequent/{method}"
+
+
+def models_b(exp: str, method: str) -> str | None:
+    """The models after the subsequent rounds (checkpoint B); none where the method is not continued."""
+    return f"{subsequent_dir(exp, method)}/models.safetensors" if method in CONTINUED else None
+
+
+def result_a(exp: str, method: str) -> str:
+    """Checkpoint A's evaluation alone (its own job, so that Table 3's A rows need no subsequent rounds)."""
+    return f"results/{exp}/checkpoint_a/{method}.json"
+
+
+def result(exp: str, method: str) -> str:
+    """The whole evaluation: A, and B where the method continues."""
+    return f"results/{exp}/{method}.json"
