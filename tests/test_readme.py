@@ -52,6 +52,7 @@ def test_the_first_screen_holds_the_two_commands_and_the_table_of_papers():
     first = "\n".join(README.read_text().splitlines()[:60])
     assert all(c in first for c in TWO_COMMANDS)
     assert "<!-- papers-table -->" in first and "<!-- /papers-table -->" in first
+    assert "](docs/front_page.png)" in first  # what the first command builds, as a picture (issue 40, item 5)
     assert (ROOT / ".ci" / "run").read_text().strip().endswith(TWO_COMMANDS[1])  # CI runs the README's test command
 
 
