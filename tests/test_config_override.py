@@ -110,3 +110,26 @@ def test_auto_threads_are_one_a_job_at_quick_and_every_core_at_paper(tmp_path):
 
     assert threads() == {"1"}
     assert threads("--config", "scale=paper") == {"2"}
+
+
+@pytest.mark.slow
+def test_pdudt_training_steps_are_one_job_at_quick_and_one_a_method_at_paper(tmp_path):
+    """Issue 40: at scale quick every method of a PDUDT experiment continues in one job (seconds of work each after
+    a job's start); at paper, one job a method (tens of minutes each, side by side on a cluster). Both evaluate
+    every method in one job (a dry run's plan)."""
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(tiny()))
+    target = "results/pdudt_synthetic/pdudt.json"
+
+    def jobs(*args: str) -> set[str]:
+        plan = subprocess.run([SNAKEMAKE, "-n", "--cores", "2", "-d", str(tmp_path), "-s", str(ROOT / "Snakefile"),
+                               target, *args], capture_output=True, text=True, check=True).stdout
+        return {line.split()[0] for line in plan.splitlines() if line.startswith("pdudt_")}
+
+    quick, paper = jobs(), jobs("--config", "scale=paper")
+    assert {"pdudt_continue_pdudt_synthetic", "pdudt_variants_pdudt_synthetic", "pdudt_server_pdudt_synthetic",
+            "pdudt_evaluate_a_pdudt_synthetic", "pdudt_evaluate_pdudt_synthetic"} <= quick
+    assert not any(j.startswith("pdudt_continue_pdudt_synthetic_") for j in quick)
+    assert {"pdudt_continue_pdudt_synthetic_pdudt", "pdudt_continue_pdudt_synthetic_original",
+            "pdudt_variants_pdudt_synthetic_fats", "pdudt_server_pdudt_synthetic_hdus",
+            "pdudt_evaluate_a_pdudt_synthetic", "pdudt_evaluate_pdudt_synthetic"} <= paper
+    assert "pdudt_continue_pdudt_synthetic" not in paper

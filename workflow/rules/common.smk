@@ -127,6 +127,20 @@ PDUDT_CONTINUED = pdudt_layout.CONTINUED
 PDUDT_EVALUATED = pdudt_layout.evaluated(PDUDT["methods"])
 
 
+# PDUDT's training steps (the baselines' own runs, the unlearning variants, the subsequent rounds) run every method of
+# an experiment in one job at scale quick, where each is seconds of work after a job's 2.5 s start (issue 40); at
+# scale paper one job per method, tens of minutes each, so that they run side by side on a cluster and a crash
+# loses one method's work. The evaluations run per experiment at both scales (the attack is fitted once).
+PDUDT_ONE_JOB = config["scale"] == "quick"
+
+
+def pdudt_job_groups(methods):
+    """[(methods of one job, its rule-name suffix)]: all in one at quick, one each at paper; none for no method."""
+    if not methods:
+        return []
+    return [(list(methods), "")] if PDUDT_ONE_JOB else [([m], f"_{m}") for m in methods]
+
+
 def pdudt_trained_files(exp, method):
     """What an unlearning method starts from (layout.trained_dir): its models, and the history it replays."""
     directory = pdudt_layout.trained_dir(exp, method)

@@ -2,10 +2,10 @@
 # (gradient mixing with its history) and retrain. Methods that add noise run every sigma in one job;
 # checkpoint A is right after unlearning, checkpoint B after the subsequent rounds (Eq. 10). Checkpoint A is
 # evaluated in its own job (pdudt_evaluate_a_<exp>), so a short run yields Table 3's A rows without the subsequent
-# rounds; pdudt_evaluate_<exp> adds B to it. The subsequent rounds and the evaluations run every method of an
-# experiment in one job (issue 40: a job's start, about 2.5 s of imports, cost more than most methods' evaluation,
-# and the attack's forests are fitted once), so those rules are written out per experiment below; each method's
-# files stay its own (experiments/pdudt/layout.py).
+# rounds; pdudt_evaluate_<exp> adds B to it. The evaluations run every method of an experiment in one job (issue
+# 40: a job's start, about 2.5 s of imports, cost more than most methods' evaluation, and the attack's forests are
+# fitted once); so do the training steps at scale quick (pdudt_job_groups), one job a method at scale paper. Those
+# rules are written out per experiment below; each method's files stay its own (experiments/pdudt/layout.py).
 
 
 rule pdudt_attack:
@@ -115,28 +115,28 @@ for _exp in PDUDT_EXPS + PDUDT_SETTING_EXPS:
     _unlearned = [m for m in _methods if m in pdudt_layout.UNLEARNED]
     _servers = [k for k in pdudt_layout.SERVERS if k in _methods]
 
-    if _servers:
+    for _group, _tag in pdudt_job_groups(_servers):
 
         rule:
             name:
-                f"pdudt_server_{_id}"
+                f"pdudt_server_{_id}{_tag}"
             input:
                 features=features_path(_exp),
                 split=f"data/splits/{_exp}.safetensors",
                 code=PDUDT_CODE,
             output:
-                models=[f"{pdudt_layout.server_dir(_exp, k)}/models.safetensors" for k in _servers],
-                costs=[f"{pdudt_layout.server_dir(_exp, k)}/cost.json" for k in _servers],
-                histories=[directory(f"{pdudt_layout.server_dir(_exp, k)}/history") for k in _servers],
-                timings=[pdudt_layout.timing(_exp, f"server_{k}") for k in _servers],
+                models=[f"{pdudt_layout.server_dir(_exp, k)}/models.safetensors" for k in _group],
+                costs=[f"{pdudt_layout.server_dir(_exp, k)}/cost.json" for k in _group],
+                histories=[directory(f"{pdudt_layout.server_dir(_exp, k)}/history") for k in _group],
+                timings=[pdudt_layout.timing(_exp, f"server_{k}") for k in _group],
             params:
                 exp=_exp,
-                kinds=" ".join(_servers),
-                cfg={**training_params(_exp), **{k: experiment_config(config, _exp).get(k, {}) for k in _servers}},
+                kinds=" ".join(_group),
+                cfg={**training_params(_exp), **{k: experiment_config(config, _exp).get(k, {}) for k in _group}},
             log:
-                f"logs/pdudt/{_exp}/server.log",
+                f"logs/pdudt/{_exp}/server{_tag}.log",
             benchmark:
-                f"logs/benchmarks/pdudt/{_exp}/server.tsv"
+                f"logs/benchmarks/pdudt/{_exp}/server{_tag}.tsv"
             threads: THREADS
             resources:  # on Slurm (the profile's set-resources names rules; these are written out per experiment)
                 gpu=GPU,
@@ -146,59 +146,63 @@ for _exp in PDUDT_EXPS + PDUDT_SETTING_EXPS:
                 "{PY} --threads {threads} pdudt-server --exp {params.exp} --kinds {params.kinds} "
                 "--features {input.features} --split {input.split} > {log} 2>&1"
 
-    rule:
-        name:
-            f"pdudt_variants_{_id}"
-        input:
-            features=features_path(_exp),
-            split=f"data/splits/{_exp}.safetensors",
-            code=PDUDT_CODE,
-            trained=sorted({f for m in _unlearned for f in pdudt_trained_files(_exp, m)}),
-        output:
-            models=[pdudt_layout.models_a(_exp, m) for m in _unlearned],
-            costs=[pdudt_layout.cost(_exp, m) for m in _unlearned],
-            timings=[pdudt_layout.timing(_exp, m) for m in _unlearned],
-        params:
-            exp=_exp,
-            methods=" ".join(_unlearned),
-            cfg={m: pdudt_method_params(_exp, m) for m in _unlearned},
-        log:
-            f"logs/pdudt/{_exp}/variants.log",
-        benchmark:
-            f"logs/benchmarks/pdudt/{_exp}/variants.tsv"
-        threads: THREADS
-        resources:
-            gpu=GPU,
-        shell:
-            "{PY} --threads {threads} pdudt-variants --exp {params.exp} --methods {params.methods} "
-            "--features {input.features} --split {input.split} > {log} 2>&1"
+    for _group, _tag in pdudt_job_groups(_unlearned):
 
-    rule:
-        name:
-            f"pdudt_continue_{_id}"
-        input:
-            features=features_path(_exp),
-            split=f"data/splits/{_exp}.safetensors",
-            code=PDUDT_CODE,
-            models=[pdudt_layout.models_a(_exp, m) for m in _continued],
-        output:
-            models=[pdudt_layout.models_b(_exp, m) for m in _continued],
-            curves=[f"{pdudt_layout.subsequent_dir(_exp, m)}/curve.json" for m in _continued],
-        params:
-            exp=_exp,
-            methods=" ".join(_continued),
-            cfg=experiment_config(config, _exp)["subsequent"],
-        log:
-            f"logs/pdudt/{_exp}/continue.log",
-        benchmark:
-            f"logs/benchmarks/pdudt/{_exp}/continue.tsv"
-        threads: THREADS
-        resources:  # on Slurm: every continued method, each up to 40 CPU-minutes at the paper's sizes
-            gpu=GPU,
-            runtime=480,
-        shell:
-            "{PY} --threads {threads} pdudt-continue --exp {params.exp} --methods {params.methods} "
-            "--features {input.features} --split {input.split} > {log} 2>&1"
+        rule:
+            name:
+                f"pdudt_variants_{_id}{_tag}"
+            input:
+                features=features_path(_exp),
+                split=f"data/splits/{_exp}.safetensors",
+                code=PDUDT_CODE,
+                trained=sorted({f for m in _group for f in pdudt_trained_files(_exp, m)}),
+            output:
+                models=[pdudt_layout.models_a(_exp, m) for m in _group],
+                costs=[pdudt_layout.cost(_exp, m) for m in _group],
+                timings=[pdudt_layout.timing(_exp, m) for m in _group],
+            params:
+                exp=_exp,
+                methods=" ".join(_group),
+                cfg={m: pdudt_method_params(_exp, m) for m in _group},
+            log:
+                f"logs/pdudt/{_exp}/variants{_tag}.log",
+            benchmark:
+                f"logs/benchmarks/pdudt/{_exp}/variants{_tag}.tsv"
+            threads: THREADS
+            resources:
+                gpu=GPU,
+            shell:
+                "{PY} --threads {threads} pdudt-variants --exp {params.exp} --methods {params.methods} "
+                "--features {input.features} --split {input.split} > {log} 2>&1"
+
+    for _group, _tag in pdudt_job_groups(_continued):
+
+        rule:
+            name:
+                f"pdudt_continue_{_id}{_tag}"
+            input:
+                features=features_path(_exp),
+                split=f"data/splits/{_exp}.safetensors",
+                code=PDUDT_CODE,
+                models=[pdudt_layout.models_a(_exp, m) for m in _group],
+            output:
+                models=[pdudt_layout.models_b(_exp, m) for m in _group],
+                curves=[f"{pdudt_layout.subsequent_dir(_exp, m)}/curve.json" for m in _group],
+            params:
+                exp=_exp,
+                methods=" ".join(_group),
+                cfg=experiment_config(config, _exp)["subsequent"],
+            log:
+                f"logs/pdudt/{_exp}/continue{_tag}.log",
+            benchmark:
+                f"logs/benchmarks/pdudt/{_exp}/continue{_tag}.tsv"
+            threads: THREADS
+            resources:  # on Slurm: a method's subsequent rounds took up to 40 CPU-minutes at the paper's sizes
+                gpu=GPU,
+                runtime=480,
+            shell:
+                "{PY} --threads {threads} pdudt-continue --exp {params.exp} --methods {params.methods} "
+                "--features {input.features} --split {input.split} > {log} 2>&1"
 
     rule:
         name:
