@@ -96,6 +96,7 @@ def test_reports_refuse_inputs_of_another_scale(tmp_path):
     assert f"1 of 2 inputs were computed under an earlier configuration (`{config_hash(older)}`)" in line
 
 
+@pytest.mark.slow  # plans the workflow twice (Snakemake dry runs): the full suite's, not the edit loop's (issue 40)
 def test_auto_threads_are_one_a_job_at_quick_and_every_core_at_paper(tmp_path):
     """engine.cpu_threads: auto gives every job one thread at scale quick (Snakemake runs --cores of them side by
     side, and the quick numbers do not depend on --cores) and a big step every core at paper (a dry run's plan)."""

@@ -218,6 +218,7 @@ def test_image_users_as_images_feed_the_smooth_resnet(images):
     assert SmoothResNet18(1, 2)(shaped["x"][:3]).shape == (3, 2)
 
 
+@pytest.mark.slow  # trains a ResNet stand-in end to end: the full suite's, not the edit loop's (issue 40)
 def test_a_resnet_image_stand_in_runs_end_to_end(images, tmp_path):
     """The image stand-in with `model: resnet18` (the recorded CPU ResNet run) through step_run: the smooth
     ResNet-18's 11,160,258 - 1,152 weights for one input channel, every rewind and epsilon evaluated."""

@@ -81,6 +81,7 @@ def test_exact_mode_runs_from_the_pipeline_step(params, tmp_path):
     assert all(r["anatomy"]["u_steps"] == 4 and r["anatomy"]["cosine"] > 0 for r in runs)  # steps along -g (descent)
 
 
+@pytest.mark.slow  # runs RR-DU's seed and ablation steps end to end: the full suite's, not the edit loop's (issue 40)
 def test_the_ablation_parts_are_separate_jobs_joined_into_one_file(params, tmp_path):
     """The ablations run as four jobs (any order, each its own process), joined by rrdu-ablations-merge into the
     file the report reads; a wrong part name or a missing part is refused before anything runs."""
