@@ -110,9 +110,12 @@ def deterministic_files(workdir: Path) -> dict[str, bytes]:
     return {str(f.relative_to(workdir)): f.read_bytes() for f in files}
 
 
-def one_group(env: dict) -> list[str]:
-    """`--groups` putting every rule job of the workflow into one Slurm job."""
-    listed = subprocess.run([SNAKEMAKE, "--list-rules", "-s", str(ROOT / "Snakefile"), "-d", str(ROOT)],
+def one_group(env: dict, plan_dir: Path) -> list[str]:
+    """`--groups` putting every rule job of the tiny workflow into one Slurm job. Its rules are listed on the tiny
+    config (in `plan_dir`): some rules are written out per experiment (PDUDT's), so the list depends on the config."""
+    plan_dir.mkdir(parents=True)
+    shutil.copy(ROOT / "tests" / "config" / "tiny.yaml", plan_dir / "params.yaml")
+    listed = subprocess.run([SNAKEMAKE, "--list-rules", "-s", str(ROOT / "Snakefile"), "-d", str(plan_dir)],
                             capture_output=True, text=True, env=env, timeout=300)
     assert listed.returncode == 0, listed.stderr[-2000:]
     rules = [r for r in listed.stdout.split() if r not in LOCAL_RULES]
@@ -149,7 +152,7 @@ def test_a_restarted_cluster_holds_no_jobs_of_its_last_run(slurm_env):
 def test_tiny_workflow_on_slurm_matches_a_local_run(slurm_env, tiny_run, tmp_path):
     """The local run is the session's tiny run (conftest's `tiny_run`, `snakemake --cores 2`)."""
     start = time.monotonic()
-    grouped = one_group(slurm_env)
+    grouped = one_group(slurm_env, tmp_path / "plan")
     cluster = start_workflow(tmp_path / "slurm", ["--profile", str(PROFILE), *grouped, "--slurm-keep-successful-logs",
                                                   "--slurm-logdir", str(tmp_path / "slurm" / "slurm_logs"),
                                                   "--slurm-init-seconds-before-status-checks", "5", *TARGETS],
