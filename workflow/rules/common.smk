@@ -121,7 +121,6 @@ PDUDT_MISSING = {
 }
 PDUDT_EXPS = [f"pdudt_{d}" for d in PDUDT["datasets"] if d not in PDUDT_MISSING]
 PDUDT_SERVERS = pdudt_layout.SERVERS  # baselines with a training run of their own
-PDUDT_UNLEARNED = pdudt_layout.UNLEARNED
 PDUDT_CONTINUED = pdudt_layout.CONTINUED
 # FedRecovery is judged against its own original, the FedAvg server's global model before the removal
 PDUDT_EVALUATED = pdudt_layout.evaluated(PDUDT["methods"])

@@ -59,7 +59,8 @@ rule pdudt_timing:
         split="data/splits/{exp}.safetensors",
         code=PDUDT_CODE,
         history="artifacts/{exp}/pretrain/history",
-        servers=lambda wc: [f"artifacts/{wc.exp}/server/{k}/history" for k in PDUDT_SERVERS if k in PDUDT["methods"]],
+        servers=lambda wc: [f"{pdudt_layout.server_dir(wc.exp, k)}/history" for k in PDUDT_SERVERS
+                            if k in PDUDT["methods"]],
     output:
         "timings/{exp}/table2.json",
     params:
@@ -111,7 +112,7 @@ rule pdudt_report:
 for _exp in PDUDT_EXPS + PDUDT_SETTING_EXPS:
     _id = _exp.replace("-", "_")
     _methods = pdudt_layout.evaluated(experiment_config(config, _exp)["methods"])
-    _continued = [m for m in _methods if m in pdudt_layout.CONTINUED]
+    _continued = pdudt_layout.continued(experiment_config(config, _exp)["methods"])
     _unlearned = [m for m in _methods if m in pdudt_layout.UNLEARNED]
     _servers = [k for k in pdudt_layout.SERVERS if k in _methods]
 

@@ -442,7 +442,7 @@ def step_evaluate(params: dict, name: str, methods: list[str], features: str, sp
             if method == "original":
                 result["all_clients"] = {}
             models = layout.models_a(name, method)
-        if models is not None and not (checkpoint == "B" and method == "hdus"):
+        if models is not None:  # none at B for a method without subsequent rounds (layout.CONTINUED)
             context = context or _evaluation_context(params, name, features, split, attack)
             _evaluate_checkpoint(context, method, checkpoint, models, result)
         if checkpoint == "A" and (cost := layout.cost(name, method)) is not None:
