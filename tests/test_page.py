@@ -38,3 +38,22 @@ def test_the_front_page_names_its_section_columns_in_words(tmp_path):
                 tmp_path)
     md = (tmp_path / "index.md").read_text()
     assert "memorisation gap (forget - test)" in md and "RMIA TPR at 1 % FPR" in md and "memorisation_gap" not in md
+
+
+def test_every_front_page_count_links_its_list_of_cells(tmp_path):
+    """Each count of the first table links the page `counted`, where that paper's cells of that kind are listed
+    (as many as the count), in Markdown and in HTML (the anchor kept, .md turned to .html)."""
+    from unlearning.report.index import Summary, write_index
+
+    (tmp_path / "p").mkdir()
+    pd.DataFrame({"cell": ["a", "b", "c"], "value": [1, 2, 3],
+                  "status": ["within", "outside", "missing: no data"]}).to_csv(tmp_path / "p" / "t.csv", index=False)
+    counts = {"within": 1, "outside": 1, "missing": 1}
+    write_index([Summary("p", "Paper", "h", "no", counts, tables=("t",))], "quick", tmp_path)
+    md, html = (tmp_path / "index.md").read_text(), (tmp_path / "index.html").read_text()
+    for name in counts:
+        assert f"[1](counted.md#p-{name})" in md and f"<a href='counted.html#p-{name}'>1</a>" in html
+    counted = (tmp_path / "counted.md").read_text()
+    assert '<a id="p-outside"></a>' in counted and "## Paper: outside (1)" in counted
+    assert "cell b, value 2" in counted and "missing: no data" in counted
+    assert "id='p-within'" in (tmp_path / "counted.html").read_text()

@@ -60,6 +60,7 @@ rule index:
     output:
         md="reports/index.md",
         html=report("reports/index.html", caption="../report/index.rst", category="Reports"),
+        counted=multiext("reports/counted", ".md", ".html"),
     log:
         "logs/index.log",
     benchmark:

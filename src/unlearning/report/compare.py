@@ -69,6 +69,22 @@ def statuses(folder: Path, tables: Iterable[str]) -> list[str]:
             for s in read_table(folder, table).get("status", [])]
 
 
+def counted_rows(folder: Path, tables: Iterable[str]) -> dict[str, pd.DataFrame]:
+    """The rows behind count_tables, per counted kind: the table, the row's first columns (what the cell is) and
+    its status."""
+    rows: dict[str, list[dict]] = {name: [] for name in COUNTED}
+    for table in tables:
+        if not (Path(folder) / f"{table}.csv").is_file():
+            continue
+        df = read_table(folder, table)
+        keys = [c for c in df.columns if c != "status"][:4]
+        for _, r in df.iterrows():
+            if (name := kind(r.get("status"))) is not None:
+                cell = ", ".join(f"{k} {r[k]}" for k in keys if str(r[k]) != "")
+                rows[name].append({"table": table, "cell": cell, "status": r["status"]})
+    return {name: pd.DataFrame(r, columns=["table", "cell", "status"]) for name, r in rows.items()}
+
+
 def count_tables(folder: Path, tables: Iterable[str]) -> dict[str, int]:
     """The counts over the `status` column of each <folder>/<table>.csv."""
     return count(statuses(folder, tables))

@@ -1,4 +1,5 @@
-"""The front page: one summary row per paper, each linking the paper's full report."""
+"""The front page: one summary row per paper, each linking the paper's full report, each count linking its list
+of cells on the page `counted` beside it."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .compare import COUNTED
+from .compare import COUNTED, counted_rows
 from .page import Page
 
 # the front page's names for the columns its sections show (the paper pages and CSV files keep the keys)
@@ -28,17 +29,40 @@ class Summary:
     holds: str                      # yes | no | not computed (with why) | no paper
     counts: dict[str, int] = field(default_factory=dict)
     section: list[tuple[str, object]] = field(default_factory=list)  # Page blocks shown on the front page itself
+    tables: tuple[str, ...] = ()    # the tables (CSV names in the folder) whose status columns give the counts
+
+
+def anchor(folder: str, name: str) -> str:
+    """The id of a paper's list of one counted kind on the page `counted`."""
+    return f"{folder}-{name.replace(' ', '-')}"
+
+
+def counted_page(summaries: list[Summary], out_dir: str | Path) -> Page:
+    """Per paper and counted kind, the cells behind the front page's count: table, cell and status."""
+    page = Page("The counted cells of every paper, by kind")
+    page.text("Every number of the front page's first table links its list here: the table of the paper's report "
+              "the cell is in, the row's first columns, and its status (with the reason where it has one).")
+    for s in summaries:
+        for name, df in counted_rows(Path(out_dir) / s.folder, s.tables).items():
+            if len(df):
+                page.heading(f"{s.title}: {name} ({len(df)})", anchor(s.folder, name))
+                page.table(df)
+    return page
 
 
 def write_index(summaries: list[Summary], scale: str, out_dir: str | Path, machine: str | None = None) -> None:
-    rows = [{"paper": f"[{s.title}]({s.folder}/index.md)", **{k: s.counts.get(k, "") for k in COUNTED},
+    def number(s: Summary, name: str):
+        n = s.counts.get(name, "")
+        return f"[{n}](counted.md#{anchor(s.folder, name)})" if n and s.tables else n
+
+    rows = [{"paper": f"[{s.title}]({s.folder}/index.md)", **{k: number(s, k) for k in COUNTED},
              "headline claim": s.headline, "holds here": s.holds} for s in summaries]
     page = Page(f"Certified unlearning in decentralized learning: report (scale `{scale}`)")
     page.text("One row per paper: how many of its reported cells are within the paper's number (at the tolerance "
               "its report states), outside it, missing (the reason is in the paper's section), without a paper "
               "value, uninformative (the comparison cannot fail here: why is in the paper's section) or not testable "
               "(a precondition is unmet), and whether its headline claim holds here, counted on the informative "
-              "cells and claims only. Each paper's full report follows the link.")
+              "cells and claims only. Each paper's full report follows the link; each number links its list.")
     if machine:
         page.text(machine)
     page.table(pd.DataFrame(rows))
@@ -48,5 +72,7 @@ def write_index(summaries: list[Summary], scale: str, out_dir: str | Path, machi
             page.blocks += [(kind, (body[0].rename(columns=READABLE), body[1]) if kind == "table" else body)
                             for kind, body in s.section]
     page.heading("Reports")
-    page.bullets([f"- [{s.title}]({s.folder}/index.md)" for s in summaries])
+    page.bullets([f"- [{s.title}]({s.folder}/index.md)" for s in summaries] +
+                 ["- [The counted cells of every paper, by kind](counted.md)"])
+    counted_page(summaries, out_dir).write(out_dir, "counted")
     page.write(out_dir)

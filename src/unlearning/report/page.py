@@ -31,8 +31,9 @@ class Page:
     title: str
     blocks: list[tuple[str, object]] = field(default_factory=list)
 
-    def heading(self, text: str) -> Page:
-        self.blocks.append(("h2", text))
+    def heading(self, text: str, anchor: str | None = None) -> Page:
+        """A section heading; `anchor` gives it an id that links can name (page.md#anchor)."""
+        self.blocks.append(("h2", text) if anchor is None else ("h2a", (text, anchor)))
         return self
 
     def text(self, *lines: str) -> Page:
@@ -76,6 +77,8 @@ class Page:
         for kind, body in self._blocks():
             if kind == "h2":
                 lines += [f"## {body}", ""]
+            elif kind == "h2a":
+                lines += [f'<a id="{body[1]}"></a>', "", f"## {body[0]}", ""]
             elif kind in ("p", "ul"):
                 lines += [*body, ""]
             elif kind == "img":
@@ -90,6 +93,8 @@ class Page:
         for kind, body in self._blocks():
             if kind == "h2":
                 parts.append(f"<h2>{_inline(body)}</h2>")
+            elif kind == "h2a":
+                parts.append(f"<h2 id='{html.escape(body[1])}'>{_inline(body[0])}</h2>")
             elif kind == "p":
                 parts.append(f"<p>{_inline(' '.join(body))}</p>")
             elif kind == "ul":
@@ -116,10 +121,10 @@ class Page:
 
 
 def _inline(text: str) -> str:
-    """Escaped text with Markdown's `code`, **bold** and [links](target.md) as HTML (links to .md go to the
-    .html)."""
+    """Escaped text with Markdown's `code`, **bold** and [links](target.md#anchor) as HTML (links to .md go to
+    the .html)."""
     out = html.escape(text, quote=False)
     out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
     out = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", out)
-    return re.sub(r"\[([^\]]+)\]\(([^)]+?)(\.md)?\)", lambda m: f"<a href='{m[2]}{'.html' if m[3] else ''}'>{m[1]}</a>",
-                  out)
+    return re.sub(r"\[([^\]]+)\]\(([^)#]+?)(\.md)?(#[^)]*)?\)",
+                  lambda m: f"<a href='{m[2]}{'.html' if m[3] else ''}{m[4] or ''}'>{m[1]}</a>", out)

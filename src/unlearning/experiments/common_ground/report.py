@@ -644,4 +644,4 @@ def summary(out_dir: str | Path) -> Summary:
                    "no certified method's claim is violated: its claimed epsilon is at least the exact epsilon of the "
                    "audited pair and the audit's corrected lower bound",
                    verdict([s.split(":")[0] for s in statuses(out, TABLES)], good=("within", NOT_FAULTED),
-                           bad=("outside", VIOLATED)), count_tables(out, TABLES), section)
+                           bad=("outside", VIOLATED)), count_tables(out, TABLES), section, TABLES)

@@ -825,4 +825,5 @@ def summary(out_dir: str | Path) -> Summary:
         rows += list(df[df.method == "pdudt"].status) if "status" in df else []
     return Summary("pdudt", "PDUDT (Qiao et al., ICML 2025)",
                    "PDUDT unlearns in under 1 % of Retrain's time (Table 2) with shadow-model MIA precision "
-                   "within tolerance of the paper's (Table 3, checkpoint B)", verdict(rows), count_tables(out, TABLES))
+                   "within tolerance of the paper's (Table 3, checkpoint B)", verdict(rows), count_tables(out, TABLES),
+                   tables=TABLES)

@@ -660,4 +660,4 @@ def summary(out_dir: str | Path) -> Summary:
                    "the sigma tables and Figure 1(c) at the paper's constants match, and R2D's claims hold on the "
                    "stand-ins (eICU and Lacuna-100 are offline)",
                    f"{verdict(statuses(out, ('accounting', 'fig1c')))}; claims: "
-                   f"{cl.headline(statuses(out, ('claims',)))}", count_tables(out, TABLES))
+                   f"{cl.headline(statuses(out, ('claims',)))}", count_tables(out, TABLES), tables=TABLES)

@@ -382,4 +382,4 @@ def summary(out_dir: str | Path) -> Summary:
     return Summary("sglu", "SGLU (Chien et al., 2024)",
                    "the certified sigma of Table 3 matches the paper's, and the paper's accuracy claims (Figures "
                    "3a/3c) hold on the data we have", verdict(statuses(out, ("table3", "claims"))),
-                   count_tables(out, TABLES))
+                   count_tables(out, TABLES), tables=TABLES)
