@@ -49,7 +49,7 @@ RESOLUTION_OF = {  # one attacked sample's worth, in %: balanced accuracy moves 
     "sigma": 1e-7,  # SGLU accounting: deterministic root finding (no torch), far finer than a test sample
 }
 CDFL_TEST_IMAGES = 1000  # cdfl.quick.eval.test_images: CDFL's accuracies are in %, one image = 0.1 points
-RRDU_IMAGES = 500        # rrdu.quick.eval.test_images (and the triggered set): in %, one image = 0.2 points
+RRDU_IMAGES = 200        # rrdu.quick.eval.test_images (and the triggered set): in %, one image = 0.5 points
 R2D_SMALLEST = {"test_error": 1000, "unlearned_error": 68}  # the quick stand-ins' smallest test and forget sets
 COMMON_TEST_IMAGES = 2000  # the common ground's test set (SGLU's Fashion-MNIST pair): one image of one run
 COMMON_FORGET_SAMPLES = 100  # the decentralized settings' forget set at quick (one client's 100; 10 % of 10 x 100)

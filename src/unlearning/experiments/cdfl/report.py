@@ -452,7 +452,8 @@ def choices(cfg: dict, results: list[dict]) -> list[str]:
     return [
         f"- Training: model-mixing D-PSGD, one local epoch per round, lr {t['lr']:g}, batch {t['batch_size']}, "
         f"K = {t['rounds']} rounds (one K for every cell), {cfg['clients']} clients. At scale quick these are "
-        "quick-only settings (cdfl.quick: plain SGD, lr 0.1, batch 50, 300 images per client, 1,000 test images), "
+        "quick-only settings (cdfl.quick in params.yaml: plain SGD, lr 0.1, batch 50, a few hundred images per client "
+        "or fewer, 1,000 test images), "
         "not the paper scale's Adam at lr 0.001 / batch 100 / K = 50 (the calibration above). The quick K is 40, "
         "not 10: after 10 rounds the original sat far "
         "from a stationary point, where eq. 3's sum over U_c is mostly the residual training gradient rather than "
@@ -750,4 +751,4 @@ def summary(out_dir: str | Path) -> Summary:
     return Summary("cdfl", "CDFL (Wu et al., 2026)",
                    "DU's test accuracy is close to retraining's (the paper's DU - RT gaps, within 2 points), RT's "
                    "within 3 points of the paper's, and MIA near 50 % (Tables I-IV)",
-                   verdict(statuses(out, TABLES)), count_tables(out, TABLES))
+                   verdict(statuses(out, TABLES)), count_tables(out, TABLES), tables=TABLES)
