@@ -3,7 +3,7 @@
 The suite re-runs the whole workflow with the shipped params.yaml (scale quick) in a scratch
 directory and compares every number in tests/regression/{spine,pdudt,sglu,cdfl,rrdu,r2d,common_ground}_quick.json
 within its tolerance. One part of the workflow is left out: PDUDT's candidate settings (`pdudt.settings`, issue
-15), whose numbers no golden file pins and which would add 8 of the run's 27 minutes on 2 cores; the tiny run
+15), whose numbers no golden file pins and which would add about a third to the run's jobs; the tiny run
 (tests/config/tiny.yaml) takes them through the same rules, and `snakemake --cores all` builds them.
 
 The run computes on the CPU code paths every x86-64 machine has (conftest's `PINNED`, unlearning.isa's `portable`
