@@ -191,21 +191,38 @@ def tiny(tmp_path_factory, device):
     return params, str(out / "features.safetensors"), str(out / "split.safetensors")
 
 
+def checkout_copy(dest: Path) -> Path:
+    """A copy of the checkout's files (tracked and untracked, not ignored; modification times kept) at `dest`, as a
+    fresh clone would hold them: a workflow run there lists the package's sources by relative path (common.smk's
+    `code`), so that its Snakemake metadata stays valid when the whole directory is copied on."""
+    import shutil
+    import subprocess
+
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True,
+                            text=True, check=True).stdout.split("\n")
+    for name in listed:
+        if name and (ROOT / name).is_file() and not name.startswith((".venv", "dvc.lock")):
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, dest / name)
+    return dest
+
+
 @pytest.fixture(scope="session")
 def tiny_run(tmp_path_factory) -> Path:
     """The whole workflow on tests/config/tiny.yaml, run once per session with `snakemake --cores 2` on the pinned
-    code paths:
+    code paths, in a copy of the checkout (`checkout_copy`) whose own package it runs:
     test_pipeline reads its reports and re-runs it to compare bytes; test_slurm and test_crash_safety compare their
-    runs with it (one tiny run fewer each). Snakemake's output is in its snakemake.log."""
+    runs with it, and test_dvc starts its DVC repository from a copy of it (one tiny run fewer each). Snakemake's
+    output is in its snakemake.log."""
     import shutil
     import subprocess
     import sys
 
-    workdir = tmp_path_factory.mktemp("tiny_run")
+    workdir = checkout_copy(tmp_path_factory.mktemp("tiny_run"))
     shutil.copy(ROOT / "tests" / "config" / "tiny.yaml", workdir / "params.yaml")
     snakemake = Path(sys.executable).parent / "snakemake"
-    run = subprocess.run([str(snakemake), "--cores", "2", "-d", str(workdir), "-s", str(ROOT / "Snakefile")],
-                         capture_output=True, text=True, env=workflow_env())
+    run = subprocess.run([str(snakemake), "--cores", "2"], cwd=workdir, capture_output=True, text=True,
+                         env={**workflow_env(), "PYTHONPATH": str(workdir / "src")})
     (workdir / "snakemake.log").write_text(run.stdout + run.stderr)  # what Snakemake printed (the jobs it ran)
     assert run.returncode == 0, run.stderr[-3000:]
     return workdir
