@@ -173,7 +173,7 @@ def test_prepare_unknown_dataset_names_valid_ones(tmp_path):
 def test_mnist_5k_reads_the_packages_file_into_a_stratified_4000_1000_split(tmp_path):
     """The package's own file through the real loader: 5,000 real digits, 400 a class to train and 100 to test,
     disjoint, the same on every call and for every experiment seed; prepare records where they came from."""
-    from unlearning.data.datasets import missing_reason, mnist_5k_file
+    from unlearning.data.availability import missing_reason, mnist_5k_file
 
     assert mnist_5k_file().is_file() and mnist_5k_file().name == "mnist_5k.csv.gz"
     assert missing_reason("mnist_5k", tmp_path / "raw", tmp_path / "none.safetensors") is None

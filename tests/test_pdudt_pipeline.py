@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import torch
 
-from unlearning.data.datasets import missing_reason
+from unlearning.data.availability import missing_reason
 from unlearning.evaluate.attacks.shadow import balanced_auc, repeated_attack, stratified_halves
 from unlearning.experiment import load_setup
 from unlearning.experiments.pdudt import report

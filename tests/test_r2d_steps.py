@@ -14,6 +14,7 @@ import yaml
 from conftest import ROOT
 from unlearning.config import ParamsError, check_params
 from unlearning.data import r2d_real
+from unlearning.data.availability import user_data_missing_reason
 from unlearning.data.user_images import user_image_dataset
 from unlearning.evaluate.attacks.logit_loss import LogitLossAttack, features
 from unlearning.experiments.r2d import steps
@@ -263,9 +264,9 @@ def test_eicu_loader_on_fake_files(tmp_path, shipped):
     folder = tmp_path / "eicu"
     cfg = steps.config(shipped)
     cfg = {**cfg, "real": {**cfg["real"], "eicu": {**cfg["real"]["eicu"], "folder": str(folder)}}}
-    assert "not found" in r2d_real.missing_reason("eicu", cfg)
+    assert "not found" in user_data_missing_reason("eicu", cfg)
     _fake_eicu(folder)
-    assert r2d_real.missing_reason("eicu", cfg) is None
+    assert user_data_missing_reason("eicu", cfg) is None
     d = r2d_real.load("eicu", cfg["real"]["eicu"], seed=0, val_frac=0.2)
     assert d["x"].shape == (42, 30) and len(d["train"]) + len(d["val"]) == 30 and len(d["test"]) == 12
     assert len(d["ood"]) == 6 and set(d["ood"].tolist()) <= set(d["test"].tolist())  # unseen patients only
@@ -283,7 +284,7 @@ def test_lacuna_loader_on_fake_files(tmp_path, shipped):
         np.save(folder / part / "identities.npy", first + np.arange(n) % 4)
     cfg = steps.config(shipped)
     entry = {**cfg["real"]["lacuna100"], "folder": str(folder)}
-    assert r2d_real.missing_reason("lacuna100", {**cfg, "real": {**cfg["real"], "lacuna100": entry}}) is None
+    assert user_data_missing_reason("lacuna100", {**cfg, "real": {**cfg["real"], "lacuna100": entry}}) is None
     d = r2d_real.load("lacuna100", entry, seed=0, val_frac=0.25)
     assert d["x"].shape == (32, 3, 32, 32) and len(d["val"]) == 4 and len(d["ood"]) == 8
     np.save(folder / "train" / "labels.npy", np.arange(3))

@@ -2,16 +2,15 @@
 import os
 import shlex
 import sys
+from pathlib import Path
 
 from snakemake.utils import validate
 
 from unlearning.config import (ParamsError, check_params, experiment_config, experiments, load_params, section_config,
                                setting_experiments)
-from unlearning.data.datasets import missing_reason
-from unlearning.data.r2d_real import missing_reason as r2d_missing_reason
+from unlearning.data.availability import features_missing_reason, missing_reason, user_data_missing_reason
 from unlearning.experiments.pdudt import layout as pdudt_layout
-from unlearning.experiments.rrdu.steps import ABLATION_PARTS as RRDU_ABLATION_PARTS
-from unlearning.experiments.sglu.steps import missing_reason as sglu_missing_reason
+from unlearning.experiments.rrdu.layout import ABLATION_PARTS as RRDU_ABLATION_PARTS
 from unlearning.resolved import write_resolved
 from unlearning.sources import module_files
 
@@ -39,10 +38,15 @@ PROVENANCE = f"{shlex.quote(sys.executable)} -m unlearning.provenance --params {
 
 
 def cuda_used():
-    """Whether jobs will compute on CUDA: device cuda, or auto where torch sees a GPU."""
+    """Whether jobs will compute on CUDA: device cuda, or auto where torch sees a GPU. torch is asked only where a
+    GPU's device file exists (NVIDIA's, or ROCm's /dev/kfd): its import costs every Snakemake start about 2 s."""
+    if config["device"] != "auto":
+        return config["device"] == "cuda"
+    if not (any(Path("/dev").glob("nvidia[0-9]*")) or Path("/dev/kfd").exists()):
+        return False
     import torch
 
-    return config["device"] == "cuda" or (config["device"] == "auto" and torch.cuda.is_available())
+    return torch.cuda.is_available()
 
 
 def auto_threads():
@@ -195,7 +199,9 @@ def pdudt_missing_args():
 
 # --- SGLU: every dataset gets the data-free accounting; the datasets on disk also train (Figures 3a, 3c) ---
 SGLU = section_config(config, "sglu")
-SGLU_MISSING = {d: reason for d in SGLU["datasets"] if (reason := sglu_missing_reason(d, SGLU, config))}
+SGLU_MISSING = {d: reason for d in SGLU["datasets"]
+                if (reason := features_missing_reason(d, SGLU["extractors"][d], config["data"]["raw_root"],
+                                                      f"data/sglu/{d}.safetensors"))}
 SGLU_TRAINED = [d for d in SGLU["datasets"] if d not in SGLU_MISSING]
 SGLU_ACCOUNTING_PARAMS = {k: SGLU[k] for k in ("lam_per_n", "clip", "radius", "burn_in", "table3", "fig3a", "fig3b",
                                                "fig3d", "baselines", "accounting", "truncate_to")}
@@ -345,7 +351,7 @@ def cdfl_missing_args():
 
 # --- R2D: the stand-ins always run; eICU and Lacuna-100 when their processed files are on disk, else missing ---
 R2D = section_config(config, "r2d")
-R2D_MISSING = {d: reason for d in R2D["datasets"] if (reason := r2d_missing_reason(d, R2D, config))}
+R2D_MISSING = {d: reason for d in R2D["datasets"] if (reason := user_data_missing_reason(d, R2D))}
 R2D_RUN = [d for d in R2D["datasets"] if d not in R2D_MISSING]
 R2D_CODE = code("unlearning.experiments.r2d.steps")
 # the report's CSV tables (experiments/r2d/report.py TABLES); timing.csv holds wall times, the others are deterministic

