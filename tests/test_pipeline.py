@@ -225,9 +225,10 @@ def test_rerun_gives_byte_identical_results(two_runs):
 
 
 def test_second_invocation_has_nothing_to_do(two_runs):
+    """The tiny run's own command again (in its copy of the checkout, running that copy's package)."""
     a, _ = two_runs
-    run = subprocess.run([SNAKEMAKE, "--cores", "1", "-n", "-d", str(a), "-s", str(ROOT / "Snakefile")],
-                         capture_output=True, text=True)
+    run = subprocess.run([SNAKEMAKE, "--cores", "1", "-n"], cwd=a, capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(a / "src")})
     assert run.returncode == 0
     assert "Nothing to be done" in run.stdout + run.stderr
 

@@ -17,8 +17,9 @@ weights; the paper prints the weights, so the sum is an ablation, never the meth
 The history is what every client computed and stored during training (Algorithm 2, lines 4-5): its
 pseudo-gradients and the round's W. Eq. 7 is derived for gradient mixing (Eq. 2), where it is the residual with
 the stored gradients in place of the retrained ones. After model mixing (D-PSGD, x <- W x - eta g: Origin as the
-paper's Appendix I.2 names it) the same formulas run on the same store, as an approximation: there the target's
-influence also travels through the averaged models, which Eq. 7 does not see. The certificate says which.
+paper's Appendix I.2 names it) the same formulas run on the same store as a heuristic replay, not the paper's
+method: there the target's influence also travels through the averaged models, which Eq. 7 does not see. The
+certificate says which.
 """
 
 from __future__ import annotations

@@ -81,11 +81,13 @@ MIXING = {"model": "model mixing, theta <- W theta - lr g (D-PSGD, the paper's O
 CHOICES = [
     "- Origin's training: D-PSGD's model mixing, as Appendix I.2 names Origin (\"the D-PSGD algorithm (Lian et al., "
     "2017)\"); Algorithm 2's line 6 prints gradient mixing (Eq. 2), run as candidate `eq2`. Under Eq. 2 the remaining "
-    "models never learn the class the target owns (settings section below), so nothing would be there to unlearn. "
-    "Every client stores its pseudo-gradients and the round's W as Algorithm 2's lines 4-5 say, and PDUDT's Eq. 7-9 "
-    "run on that store unchanged. Eq. 7 is derived for Eq. 2; after model mixing it is an approximation, since the "
-    "target's influence that travelled through the averaged models is in no stored residual (the certificates' "
-    "`replay` field says which ran).",
+    "models learn the class the target owns only in the first rounds and lose it within the first tens of rounds "
+    "(the round-by-round curve in the settings section below), so at t1 nothing is left to unlearn. Every client "
+    "stores its pseudo-gradients and the round's W as Algorithm 2's lines 4-5 say, and PDUDT's Eq. 7-9 run on that "
+    "store unchanged. Eq. 7 is derived for Eq. 2: under model mixing the replay is a heuristic, not the paper's "
+    "method (labelled \"heuristic replay under D-PSGD\"): round t's gradient reaches the others through every later "
+    "mixing matrix, and the target's influence that travelled through the averaged models is in no stored residual "
+    "(the certificates' `replay` field says which ran; `eq2`'s rows are PDUDT as printed).",
     "- Local work: plain SGD per round (one epoch at the paper's sizes), exchanged as the pseudo-gradient "
     "(theta - phi) / lr.",
     "- Graphs: Erdos-Renyi every round, resampled until connected with and without the target; MH weights; "
