@@ -87,7 +87,7 @@ CHOICES = [
     "store unchanged. Eq. 7 is derived for Eq. 2: under model mixing the replay is a heuristic, not the paper's "
     "method (labelled \"heuristic replay under D-PSGD\"): round t's gradient reaches the others through every later "
     "mixing matrix, and the target's influence that travelled through the averaged models is in no stored residual "
-    "(the certificates' `replay` field says which ran; `eq2`'s rows are PDUDT as printed).",
+    "(the certificates' `replay` field says which ran; the candidate `eq2` runs the method as printed).",
     "- Local work: plain SGD per round (one epoch at the paper's sizes), exchanged as the pseudo-gradient "
     "(theta - phi) / lr.",
     "- Graphs: Erdos-Renyi every round, resampled until connected with and without the target; MH weights; "
