@@ -528,8 +528,6 @@ def step_seed(params: dict, dataset: str, seed: int, processed: str, out: str, t
     write_json(timing, {"experiment": setup.name, **times, "evaluation_s": evaluator.seconds})
 
 
-
-
 def step_ablation_part(params: dict, dataset: str, processed: str, checkpoint: str, part: str, out: str,
                        timing: str) -> None:
     """One part of the ablations on the first seed's original (see the module docstring): "baseline" (the
