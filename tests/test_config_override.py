@@ -134,3 +134,16 @@ def test_pdudt_training_steps_are_one_job_at_quick_and_one_a_method_at_paper(tmp
             "pdudt_variants_pdudt_synthetic_fats", "pdudt_server_pdudt_synthetic_hdus",
             "pdudt_evaluate_a_pdudt_synthetic", "pdudt_evaluate_pdudt_synthetic"} <= paper
     assert "pdudt_continue_pdudt_synthetic" not in paper
+
+
+def test_no_subsequent_rounds_leave_out_the_continuation_but_not_checkpoint_b(tmp_path):
+    """`subsequent.rounds: 0` (the quick scale's candidates but eq2 and pretrained, issue 40): no continuation job;
+    the checkpoint-B job still writes the experiment's results (A's alone), which the report reads."""
+    params = tiny()
+    params["pdudt"]["subsequent"]["rounds"] = 0
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    plan = subprocess.run([SNAKEMAKE, "-n", "--cores", "2", "-d", str(tmp_path), "-s", str(ROOT / "Snakefile"),
+                           "results/pdudt_synthetic/pdudt.json"], capture_output=True, text=True, check=True).stdout
+    jobs = {line.split()[0] for line in plan.splitlines() if line.startswith("pdudt_")}
+    assert "pdudt_evaluate_pdudt_synthetic" in jobs and "pdudt_evaluate_a_pdudt_synthetic" in jobs
+    assert not any(j.startswith("pdudt_continue") for j in jobs), jobs

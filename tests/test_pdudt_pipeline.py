@@ -130,6 +130,26 @@ def test_stratified_halves_split_every_class_in_two():
     assert torch.bincount(labels[shadow], minlength=10).tolist() == [3] * 10
 
 
+def test_checkpoint_b_without_subsequent_rounds_is_checkpoint_a(params, tmp_path, monkeypatch):
+    """`subsequent.rounds: 0`: the B job evaluates nothing (no features, split or attack read) and writes A's
+    result; with rounds, it evaluates the continued models (and so reads the files that takes)."""
+    from unlearning.experiments.pdudt import layout
+    from unlearning.experiments.pdudt.steps import step_evaluate
+
+    monkeypatch.chdir(tmp_path)
+    a = {"method": "original", "experiment": "pdudt_fashion_mnist", "scale": "quick", "all_clients": {"A": [{}]},
+         "checkpoints": {"A": [{"sigma": None, "averaged_model_test_accuracy": 0.5}]}, "config": {}}
+    (tmp_path / layout.result_a("pdudt_fashion_mnist", "original")).parent.mkdir(parents=True)
+    (tmp_path / layout.result_a("pdudt_fashion_mnist", "original")).write_text(json.dumps(a))
+    params["pdudt"]["quick"]["subsequent"]["rounds"] = 0  # the shipped params' scale
+    step_evaluate(params, "pdudt_fashion_mnist", ["original"], "absent", "absent", "absent", "B")
+    b = json.loads((tmp_path / layout.result("pdudt_fashion_mnist", "original")).read_text())
+    assert {k: v for k, v in b.items() if k != "config"} == {k: v for k, v in a.items() if k != "config"}
+    params["pdudt"]["quick"]["subsequent"]["rounds"] = 2
+    with pytest.raises(FileNotFoundError):
+        step_evaluate(params, "pdudt_fashion_mnist", ["original"], "absent", "absent", "absent", "B")
+
+
 def test_variants_round_trip(tmp_path):
     thetas = [torch.randn(3, 5), torch.randn(3, 5)]
     save_variants(tmp_path / "m.safetensors", thetas, [0, 1, 2], [0.1, 0.2], {"method": "pdudt"})

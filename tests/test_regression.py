@@ -157,7 +157,7 @@ def reported_cdfl(results_dir: Path) -> dict:
 
 
 def reported_rrdu(results_dir: Path) -> dict:
-    """RR-DU's numbers (results/rrdu/<dataset>/), clean accuracy and ASR in % over the quick 500 test and 500
+    """RR-DU's numbers (results/rrdu/<dataset>/), clean accuracy and ASR in % over the quick 100 test and 100
     triggered images: each seed's original and Table 3 per p and unlearning stream (and per other semantics); the
     ablation seed's baseline RR-DU run and fine-tuning on every stream (with the mean ASR over the last hops), every
     sweep value, spec A1's one-epoch reading, DDP, DP-SGD and the scratch retraining."""

@@ -112,7 +112,8 @@ rule pdudt_report:
 for _exp in PDUDT_EXPS + PDUDT_SETTING_EXPS:
     _id = _exp.replace("-", "_")
     _methods = pdudt_layout.evaluated(experiment_config(config, _exp)["methods"])
-    _continued = pdudt_layout.continued(experiment_config(config, _exp)["methods"])
+    _continued = pdudt_layout.continued(experiment_config(config, _exp)["methods"],
+                                        experiment_config(config, _exp)["subsequent"]["rounds"])
     _unlearned = [m for m in _methods if m in pdudt_layout.UNLEARNED]
     _servers = [k for k in pdudt_layout.SERVERS if k in _methods]
 

@@ -16,8 +16,9 @@ def evaluated(methods: list[str]) -> list[str]:
     return ["original", *methods, *(["fedrecovery_original"] if "fedrecovery" in methods else [])]
 
 
-def continued(methods: list[str]) -> list[str]:
-    return [m for m in evaluated(methods) if m in CONTINUED]
+def continued(methods: list[str], subsequent_rounds: int = 1) -> list[str]:
+    """The methods trained on for the subsequent rounds (checkpoint B); none where the experiment sets 0 of them."""
+    return [m for m in evaluated(methods) if m in CONTINUED] if subsequent_rounds else []
 
 
 def server_dir(exp: str, kind: str) -> str:

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ...config import experiment_config
 from ...experiment import Setup, load_setup
 from ...files import load_metadata, load_tensors, read_json, save_tensors, write_json
 from ...history import History, HistoryWriter
@@ -427,16 +428,18 @@ def step_evaluate(params: dict, name: str, methods: list[str], features: str, sp
     """Every one of `methods` evaluated at `checkpoint` in one job (issue 40: the attack's forests and RMIA's
     references are fitted once for all of them). A: the models right after unlearning, with their cost, in a job
     of its own so that Table 3's A rows need no subsequent rounds (issue 37). B: the whole result, A read back from
-    A's job (the same numbers) and B, after the subsequent rounds, added where the method continues."""
+    A's job (the same numbers) and B, after the subsequent rounds, added where the method continues (none does
+    where the experiment sets `subsequent.rounds: 0`: B is then A's result alone)."""
     if checkpoint not in ("A", "B"):
         raise ValueError(f"--checkpoint {checkpoint!r}: valid: A, B")
+    continued = layout.continued(methods, experiment_config(params, name)["subsequent"]["rounds"])
     context = None
     for method in methods:
         if checkpoint == "B":
             result = {k: v for k, v in read_json(layout.result_a(name, method)).items() if k != "config"}
             if (result["method"], result["experiment"], set(result["checkpoints"])) != (method, name, {"A"}):
                 raise ValueError(f"{layout.result_a(name, method)}: not checkpoint A alone of {method} in {name}")
-            models = layout.models_b(name, method)
+            models = layout.models_b(name, method) if method in continued else None
         else:
             result = {"method": method, "experiment": name, "scale": params["scale"], "checkpoints": {}}
             if method == "original":
