@@ -21,6 +21,7 @@ rule pdudt_attack:
         "logs/pdudt/{exp}/attack.log",
     benchmark:
         "logs/benchmarks/pdudt/{exp}/attack.tsv"
+    priority: CHAIN_PRIORITY
     threads: THREADS
     resources:
         gpu=GPU,
@@ -140,6 +141,7 @@ for _exp in PDUDT_EXPS + PDUDT_SETTING_EXPS:
             benchmark:
                 f"logs/benchmarks/pdudt/{_exp}/server{_tag}.tsv"
             threads: THREADS
+            priority: CHAIN_PRIORITY
             resources:  # on Slurm (the profile's set-resources names rules; these are written out per experiment)
                 gpu=GPU,
                 mem_mb=8000,
@@ -171,6 +173,7 @@ for _exp in PDUDT_EXPS + PDUDT_SETTING_EXPS:
             benchmark:
                 f"logs/benchmarks/pdudt/{_exp}/variants{_tag}.tsv"
             threads: THREADS
+            priority: CHAIN_PRIORITY
             resources:
                 gpu=GPU,
             shell:
@@ -199,6 +202,7 @@ for _exp in PDUDT_EXPS + PDUDT_SETTING_EXPS:
             benchmark:
                 f"logs/benchmarks/pdudt/{_exp}/continue{_tag}.tsv"
             threads: THREADS
+            priority: CHAIN_PRIORITY
             resources:  # on Slurm: a method's subsequent rounds took up to 40 CPU-minutes at the paper's sizes
                 gpu=GPU,
                 runtime=480,
@@ -227,6 +231,7 @@ for _exp in PDUDT_EXPS + PDUDT_SETTING_EXPS:
         benchmark:
             f"logs/benchmarks/pdudt/{_exp}/evaluate_a.tsv"
         threads: THREADS
+        priority: CHAIN_PRIORITY
         resources:
             gpu=GPU,
         shell:
@@ -254,6 +259,7 @@ for _exp in PDUDT_EXPS + PDUDT_SETTING_EXPS:
         benchmark:
             f"logs/benchmarks/pdudt/{_exp}/evaluate.tsv"
         threads: THREADS
+        priority: CHAIN_PRIORITY
         resources:
             gpu=GPU,
         shell:

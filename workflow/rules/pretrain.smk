@@ -21,6 +21,7 @@ rule pretrain:
         "logs/pretrain/{exp}.log",
     benchmark:
         "logs/benchmarks/pretrain/{exp}.tsv"
+    priority: CHAIN_PRIORITY
     threads: THREADS
     resources:
         gpu=GPU,

@@ -21,6 +21,7 @@ rule unlearn:
         "logs/unlearn/{exp}/{method}.log",
     benchmark:
         "logs/benchmarks/unlearn/{exp}/{method}.tsv"
+    priority: CHAIN_PRIORITY
     threads: THREADS
     resources:
         gpu=GPU,
