@@ -136,12 +136,6 @@ PDUDT_EVALUATED = pdudt_layout.evaluated(PDUDT["methods"])
 # loses one method's work. The evaluations run per experiment at both scales (the attack is fitted once).
 PDUDT_ONE_JOB = config["scale"] == "quick"
 
-# PDUDT's chain (split, pretraining, retraining, the variants, checkpoint A, the subsequent rounds, checkpoint B) is the
-# workflow's deepest. Its jobs go first among those ready, so that the other papers' independent jobs fill the second
-# core to the end (issue 40: left to Snakemake's order, the default experiment's pretraining started last, and its
-# chain ran alone on one core for the quick run's last 100 s). The spine shares split, pretrain and unlearn.
-CHAIN_PRIORITY = 1
-
 
 def pdudt_job_groups(methods):
     """[(methods of one job, its rule-name suffix)]: all in one at quick, one each at paper; none for no method."""

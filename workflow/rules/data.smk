@@ -29,7 +29,6 @@ rule split:
         "logs/split/{exp}.log",
     benchmark:
         "logs/benchmarks/split/{exp}.tsv"
-    priority: CHAIN_PRIORITY
     threads: THREADS
     shell:
         "{PY} --threads {threads} split --exp {wildcards.exp} --features {input.features} --out {output} > {log} 2>&1"

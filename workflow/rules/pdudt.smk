@@ -21,7 +21,6 @@ rule pdudt_attack:
         "logs/pdudt/{exp}/attack.log",
     benchmark:
         "logs/benchmarks/pdudt/{exp}/attack.tsv"
-    priority: CHAIN_PRIORITY
     threads: THREADS
     resources:
         gpu=GPU,
@@ -141,7 +140,6 @@ for _exp in PDUDT_EXPS + PDUDT_SETTING_EXPS:
             benchmark:
                 f"logs/benchmarks/pdudt/{_exp}/server{_tag}.tsv"
             threads: THREADS
-            priority: CHAIN_PRIORITY
             resources:  # on Slurm (the profile's set-resources names rules; these are written out per experiment)
                 gpu=GPU,
                 mem_mb=8000,
@@ -173,7 +171,6 @@ for _exp in PDUDT_EXPS + PDUDT_SETTING_EXPS:
             benchmark:
                 f"logs/benchmarks/pdudt/{_exp}/variants{_tag}.tsv"
             threads: THREADS
-            priority: CHAIN_PRIORITY
             resources:
                 gpu=GPU,
             shell:
@@ -202,7 +199,6 @@ for _exp in PDUDT_EXPS + PDUDT_SETTING_EXPS:
             benchmark:
                 f"logs/benchmarks/pdudt/{_exp}/continue{_tag}.tsv"
             threads: THREADS
-            priority: CHAIN_PRIORITY
             resources:  # on Slurm: a method's subsequent rounds took up to 40 CPU-minutes at the paper's sizes
                 gpu=GPU,
                 runtime=480,
@@ -231,7 +227,6 @@ for _exp in PDUDT_EXPS + PDUDT_SETTING_EXPS:
         benchmark:
             f"logs/benchmarks/pdudt/{_exp}/evaluate_a.tsv"
         threads: THREADS
-        priority: CHAIN_PRIORITY
         resources:
             gpu=GPU,
         shell:
@@ -259,7 +254,6 @@ for _exp in PDUDT_EXPS + PDUDT_SETTING_EXPS:
         benchmark:
             f"logs/benchmarks/pdudt/{_exp}/evaluate.tsv"
         threads: THREADS
-        priority: CHAIN_PRIORITY
         resources:
             gpu=GPU,
         shell:

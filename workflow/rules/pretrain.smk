@@ -21,7 +21,6 @@ rule pretrain:
         "logs/pretrain/{exp}.log",
     benchmark:
         "logs/benchmarks/pretrain/{exp}.tsv"
-    priority: CHAIN_PRIORITY
     threads: THREADS
     resources:
         gpu=GPU,

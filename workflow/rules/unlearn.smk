@@ -21,7 +21,6 @@ rule unlearn:
         "logs/unlearn/{exp}/{method}.log",
     benchmark:
         "logs/benchmarks/unlearn/{exp}/{method}.tsv"
-    priority: CHAIN_PRIORITY
     threads: THREADS
     resources:
         gpu=GPU,
