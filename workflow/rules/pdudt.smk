@@ -111,9 +111,9 @@ rule pdudt_report:
 
 for _exp in PDUDT_EXPS + PDUDT_SETTING_EXPS:
     _id = _exp.replace("-", "_")
-    _methods = pdudt_layout.evaluated(experiment_config(config, _exp)["methods"])
-    _continued = pdudt_layout.continued(experiment_config(config, _exp)["methods"],
-                                        experiment_config(config, _exp)["subsequent"]["rounds"])
+    _cfg = experiment_config(config, _exp)
+    _methods = pdudt_layout.evaluated(_cfg["methods"])
+    _continued = pdudt_layout.continued(_cfg["methods"], _cfg["subsequent"]["rounds"])
     _unlearned = [m for m in _methods if m in pdudt_layout.UNLEARNED]
     _servers = [k for k in pdudt_layout.SERVERS if k in _methods]
 
@@ -134,7 +134,7 @@ for _exp in PDUDT_EXPS + PDUDT_SETTING_EXPS:
             params:
                 exp=_exp,
                 kinds=" ".join(_group),
-                cfg={**training_params(_exp), **{k: experiment_config(config, _exp).get(k, {}) for k in _group}},
+                cfg={**training_params(_exp), **{k: _cfg.get(k, {}) for k in _group}},
             log:
                 f"logs/pdudt/{_exp}/server{_tag}.log",
             benchmark:
@@ -193,7 +193,7 @@ for _exp in PDUDT_EXPS + PDUDT_SETTING_EXPS:
             params:
                 exp=_exp,
                 methods=" ".join(_group),
-                cfg=experiment_config(config, _exp)["subsequent"],
+                cfg=_cfg["subsequent"],
             log:
                 f"logs/pdudt/{_exp}/continue{_tag}.log",
             benchmark:
@@ -221,7 +221,7 @@ for _exp in PDUDT_EXPS + PDUDT_SETTING_EXPS:
         params:
             exp=_exp,
             methods=" ".join(_methods),
-            cfg={k: experiment_config(config, _exp)[k] for k in ("eval", "mia")},
+            cfg={k: _cfg[k] for k in ("eval", "mia")},
         log:
             f"logs/pdudt/{_exp}/evaluate_a.log",
         benchmark:
@@ -248,7 +248,7 @@ for _exp in PDUDT_EXPS + PDUDT_SETTING_EXPS:
         params:
             exp=_exp,
             methods=" ".join(_methods),
-            cfg={k: experiment_config(config, _exp)[k] for k in ("eval", "mia")},
+            cfg={k: _cfg[k] for k in ("eval", "mia")},
         log:
             f"logs/pdudt/{_exp}/evaluate.log",
         benchmark:

@@ -432,14 +432,14 @@ def step_evaluate(params: dict, name: str, methods: list[str], features: str, sp
     where the experiment sets `subsequent.rounds: 0`: B is then A's result alone)."""
     if checkpoint not in ("A", "B"):
         raise ValueError(f"--checkpoint {checkpoint!r}: valid: A, B")
-    continued = layout.continued(methods, experiment_config(params, name)["subsequent"]["rounds"])
+    continues = experiment_config(params, name)["subsequent"]["rounds"] > 0
     context = None
     for method in methods:
         if checkpoint == "B":
             result = {k: v for k, v in read_json(layout.result_a(name, method)).items() if k != "config"}
             if (result["method"], result["experiment"], set(result["checkpoints"])) != (method, name, {"A"}):
                 raise ValueError(f"{layout.result_a(name, method)}: not checkpoint A alone of {method} in {name}")
-            models = layout.models_b(name, method) if method in continued else None
+            models = layout.models_b(name, method) if continues else None
         else:
             result = {"method": method, "experiment": name, "scale": params["scale"], "checkpoints": {}}
             if method == "original":
