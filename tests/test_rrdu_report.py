@@ -80,3 +80,20 @@ def test_a_sweep_within_what_a_change_of_stream_does_is_uninformative():
     assert _status(table, "ASR non-increasing as epsilon grows") == cl.HOLDS  # 30 -> 35 is within 6
     table = report.claims(*_results(eps_tails=(60.0, 30.0, 45.0, 12.0), stream_tails=(8.0, 14.0, 10.0)))
     assert _status(table, "ASR non-increasing as epsilon grows") == cl.FAILS  # 30 -> 45 is beyond it
+
+
+def test_the_mnist_column_on_the_subset_keeps_the_papers_value_beside_it_uncompared_and_says_so():
+    """Table 3 on MNIST itself is compared with the paper's; on the 5,000-digit subset (the result's `data`) the
+    same numbers get the paper's value beside them, `not comparable: subset`, and the tables name the subset."""
+    seeds, _ = _results()
+    full = [{**seeds[0], "dataset": "mnist", "data": "mnist"}]
+    subset = [{**seeds[0], "dataset": "mnist", "data": "mnist_5k"}]
+    compared = report.table3(full, {})
+    assert set(compared[compared.dataset == "mnist"].status) <= {"within", "outside"}
+    table = report.table3(subset, {})
+    rows = table[table.dataset == "mnist"]
+    assert len(rows) == 3 and rows.paper_asr.notna().all()
+    assert set(rows.status) == {"not comparable: subset (real MNIST, 5,000-digit subset); judged by the claims"}
+    assert report.dataset_labels(subset) == {"mnist": "mnist (real MNIST, 5,000-digit subset)"}
+    assert report.dataset_labels(full) == {"mnist": "mnist"}
+    assert report.dataset_labels(seeds) == {"fashion_mnist": "fashion_mnist"}  # a stand-in keeps its name

@@ -8,7 +8,8 @@ from snakemake.utils import validate
 
 from unlearning.config import (ParamsError, check_params, experiment_config, experiments, load_params, section_config,
                                setting_experiments)
-from unlearning.data.availability import features_missing_reason, missing_reason, user_data_missing_reason
+from unlearning.data.availability import (column_source, features_missing_reason, missing_reason,
+                                          user_data_missing_reason)
 from unlearning.experiments.pdudt import layout as pdudt_layout
 from unlearning.experiments.rrdu.layout import ABLATION_PARTS as RRDU_ABLATION_PARTS
 from unlearning.resolved import write_resolved
@@ -405,13 +406,20 @@ def r2d_missing_args():
 # --- RR-DU: per dataset on disk, one job per seed and four for the ablations; the others show as missing ---
 RRDU = section_config(config, "rrdu")
 RRDU_CODE = code("unlearning.experiments.rrdu.steps")
+# the dataset serving each column: MNIST's own files, else the 5,000-digit subset (data/availability.py)
+RRDU_SOURCE = {d: column_source(d, config["data"]["raw_root"], "rrdu") for d in RRDU["datasets"]}
 RRDU_MISSING = {
     d: reason
-    for d in RRDU["datasets"]
-    if (reason := missing_reason(d, config["data"]["raw_root"], f"data/processed/{d}.safetensors"))
+    for d, src in RRDU_SOURCE.items()
+    if (reason := missing_reason(src, config["data"]["raw_root"], f"data/processed/{src}.safetensors"))
 }
 RRDU_RUN = [d for d in RRDU["datasets"] if d not in RRDU_MISSING]
 RRDU_TABLES = ("table3", "table14", "table15", "table16", "table17", "figure1", "claims", "cost", "certificate")
+
+
+def rrdu_processed(wildcards):
+    """The processed file of the dataset serving RR-DU's column `wildcards.dataset` (RRDU_SOURCE)."""
+    return f"data/processed/{RRDU_SOURCE.get(wildcards.dataset, wildcards.dataset)}.safetensors"
 
 
 def rrdu_params(dataset):

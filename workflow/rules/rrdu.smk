@@ -6,7 +6,7 @@
 
 rule rrdu_seed:
     input:
-        processed="data/processed/{dataset}.safetensors",
+        processed=rrdu_processed,
         code=RRDU_CODE,
     output:
         result="results/rrdu/{dataset}/seed{seed}.json",
@@ -30,7 +30,7 @@ rule rrdu_seed:
 
 rule rrdu_ablation_part:
     input:
-        processed="data/processed/{dataset}.safetensors",
+        processed=rrdu_processed,
         checkpoint=lambda wc: f"artifacts/rrdu/{wc.dataset}/s{RRDU['seeds'][0]}/original.safetensors",
         code=RRDU_CODE,
     output:

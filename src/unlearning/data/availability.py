@@ -40,6 +40,28 @@ def mnist_5k_file() -> Path:
     return Path(spec.origin).parent / "data" / "data" / "mnist_5k.csv.gz"
 
 
+# The MNIST columns of the papers whose reports judge the 5,000-digit subset as such (its cells "not comparable:
+# subset", the paper's value beside them, the claims judged on it) read mnist_5k when torchvision's MNIST is not on
+# disk; the other papers' MNIST columns show as missing until theirs do (issue 38).
+MNIST_SUBSET_PAPERS = ("rrdu",)
+MNIST_SUBSET_LABEL = "real MNIST, 5,000-digit subset"
+
+
+def column_source(name: str, raw_root: str | Path, paper: str, processed_root: str | Path = "data/processed") -> str:
+    """The dataset whose processed file serves `paper`'s column `name`: MNIST's own files when they are on disk
+    (torchvision's layout under raw_root, or its processed cache), else the 5,000-digit subset for the papers of
+    MNIST_SUBSET_PAPERS when the package's file is there; every other column is its own dataset."""
+    if (name != "mnist" or paper not in MNIST_SUBSET_PAPERS or (Path(raw_root) / RAW_FILES["mnist"]).is_file()
+            or (Path(processed_root) / "mnist.safetensors").is_file() or not mnist_5k_file().is_file()):
+        return name
+    return "mnist_5k"
+
+
+def column_label(name: str, source: str) -> str:
+    """How a report names column `name` served by dataset `source`: the subset's label, else the name."""
+    return f"{name} ({MNIST_SUBSET_LABEL})" if source == "mnist_5k" and name != source else name
+
+
 def missing_reason(name: str, raw_root: str | Path, processed: str | Path) -> str | None:
     """Why `name` cannot be used offline, or None when its raw files or processed cache are on disk."""
     if name == "synthetic" or Path(processed).is_file():

@@ -3,8 +3,9 @@
 A cell's status is one of: `within` (our number is within the stated tolerance of the paper's), `outside`,
 `missing: <reason>` (we could not compute it, and say why), `no paper value` (the paper prints none),
 `uninformative: <why>` (the comparison cannot fail here, e.g. an attack without signal on the original) or
-`not testable: <which precondition>`; other statuses (a reference row, a diagnostic) are not counted. Headlines
-count the informative cells (within / outside, holds / fails) and list the rest beside them.
+`not testable: <which precondition>`; other statuses (a reference row, a diagnostic, `not comparable: subset`: ours
+on a subset of the paper's data set, beside the paper's value) are not counted. Headlines count the informative
+cells (within / outside, holds / fails) and list the rest beside them.
 """
 
 from __future__ import annotations
@@ -36,6 +37,11 @@ def within_tolerance(ours: float, paper: float, tolerance: float) -> str:
 
 def missing_status(reason: str) -> str:
     return f"missing: {reason}"
+
+
+def subset_status(label: str) -> str:
+    """A cell computed on a subset of the paper's data set (`label`): the paper's value beside it, not compared."""
+    return f"not comparable: subset ({label}); judged by the claims"
 
 
 def kind(status: str) -> str | None:

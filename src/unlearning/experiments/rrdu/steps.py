@@ -43,7 +43,7 @@ from ...config import DATASET_INFO, section_config
 from ...data.backdoor import BackdoorClient, attack_success_rate, poison, poison_count, triggered_test_set
 from ...data.partition import partition
 from ...experiment import pick_device
-from ...files import load_tensors, read_json, save_tensors, write_json
+from ...files import load_metadata, load_tensors, read_json, save_tensors, write_json
 from ...methods import rrdu
 from ...methods import rrdu_baselines as rb
 from ...models import FLNet, resnet18_cifar
@@ -89,6 +89,7 @@ class Setup:
     x_trigger: torch.Tensor            # the fixed triggered set (normalised)
     y_trigger: torch.Tensor            # its true labels
     build: Callable[[], torch.nn.Module]
+    data: str = ""                     # the dataset of the processed file: "mnist_5k" where the subset serves MNIST
 
     @property
     def n_u(self) -> int:
@@ -198,7 +199,8 @@ def make_setup(params: dict, dataset: str, seed: int, processed: str) -> Setup:
             return build_model(dcfg["model"], shape, classes)
 
     return Setup(params, cfg, dataset, seed, name, u, target, clients, retained, forget, ident(x_test_all[keep]),
-                 y_test_all[keep], ident(x_trig), y_trig, build)
+                 y_test_all[keep], ident(x_trig), y_trig, build,
+                 load_metadata(processed).get("dataset", dataset))
 
 
 # ----------------------------------------------------------------------------------------------- evaluation
@@ -477,8 +479,8 @@ def rho_heuristic(setup: Setup, theta0: torch.Tensor, draws: int = 10) -> float:
 def _head(setup: Setup) -> dict:
     d = dataset_cfg(setup.cfg, setup.dataset)
     return {"dataset": setup.dataset, "seed": setup.seed, "scale": setup.params["scale"], "model": d["model"],
-            "paper_column": d["paper_column"], "clients": len(setup.clients), "client_sizes": [len(c) for c in
-                                                                                             setup.clients],
+            "paper_column": d["paper_column"], "data": setup.data, "clients": len(setup.clients),
+            "client_sizes": [len(c) for c in setup.clients],
             "u": setup.u, "target": setup.target, "m": setup.m, "n_u": setup.n_u,
             "test_images": len(setup.y_test), "trigger_images": len(setup.y_trigger),
             "T": setup.cfg["train"]["hops"], "T_u": setup.cfg["unlearn"]["hops"]}
