@@ -143,7 +143,9 @@ def tiny_params(params: dict) -> dict:
     sglu["fig3c"].update(sigmas=[0.5, 1.0], batch_sizes=[32, "full"], projection=[True, False], trials=None)
     sglu["baselines"].update(d2d_burn_in=30, lu_burn_in=30)
     cdfl = params["cdfl"]
-    cdfl.update(datasets=["synthetic"], models={"synthetic": "mlp"}, clients=4, seeds=[0], quick={}, paper={})
+    # the synthetic column, and MNIST's on the 5,000-digit subset (logistic regression, as params.yaml; issue 38)
+    cdfl.update(datasets=["synthetic", "mnist"], models={"synthetic": "mlp", "mnist": "logreg"}, clients=4, seeds=[0],
+                quick={}, paper={})
     cdfl["partition"].update(kinds=["iid"], train_per_client=40, min_size=10)
     cdfl["topology"].update(kinds=["ring"])
     cdfl["train"].update(rounds=3, batch_size=16, lr=0.1, optimizer="sgd")

@@ -187,6 +187,13 @@ def test_report_cell_rows_gate_mia_and_gap():
     rows = {r["metric"]: r for r in cell_rows([cell(70.0, 60.0, GATE_MIN)], "sample", ref)}
     assert rows["RT test acc"]["status"] == "outside" and rows["DU - RT gap"]["status"] == "outside"
     assert rows["MIA DU"]["status"] == "within"
+    # the MNIST column on the 5,000-digit subset: the paper's values beside ours, not compared; MIA still gated
+    subset = [{**cell(70.0, 60.0, GATE_MIN), "dataset": "mnist", "data": "mnist_5k"}]
+    rows = {r["metric"]: r for r in cell_rows(subset, "sample", ref)}
+    assert rows["RT test acc"]["paper"] == 84.24 and rows["DU - RT gap"]["paper"] == pytest.approx(0.16)
+    for metric in ("RT test acc", "DU - RT gap"):
+        assert rows[metric]["status"] == "not comparable: subset (real MNIST, 5,000-digit subset); judged by the claims"
+    assert rows["MIA DU"]["status"] == "within"
 
 
 def test_report_class_cells_gate_on_forgetting_and_mia_without_signal_is_uninformative():

@@ -4,9 +4,10 @@ The suite re-runs the whole workflow with the shipped params.yaml (scale quick) 
 directory and compares every number in tests/regression/{spine,pdudt,sglu,cdfl,rrdu,r2d,common_ground}_quick.json
 within its tolerance. One part of the workflow is left out: PDUDT's candidate settings (`pdudt.settings`, issue
 15), whose numbers no golden file pins and which would add about a third to the run's jobs; the tiny run
-(tests/config/tiny.yaml) takes them through the same rules, and `snakemake --cores all` builds them. So is RR-DU's
-MNIST column on the 5,000-digit subset (issue 38): its jobs would add about 200 job-seconds (the quick run's
-RR-DU part again); the tiny run takes it through the same rules, and README command 1 builds it.
+(tests/config/tiny.yaml) takes them through the same rules, and `snakemake --cores all` builds them. So are the
+MNIST columns on the 5,000-digit subset (issue 38; RR-DU's and CDFL's so far): RR-DU's alone would add about 200
+job-seconds (the quick run's RR-DU part again); the tiny run takes them through the same rules, and README command 1
+builds them.
 
 The run computes on the CPU code paths every x86-64 machine has (conftest's `PINNED`, unlearning.isa's `portable`
 setting, as every workflow of the suite does): another CPU's vector width or vendor would otherwise change
@@ -267,12 +268,13 @@ PARTS = {"spine": (REGRESSION / "spine_quick.json", "methods", reported, "result
 
 def quick_params(seed: int | None = None) -> dict:
     """The shipped params.yaml as the regression runs it: data.raw_root absolute, no PDUDT candidate settings and no
-    RR-DU MNIST column (module docstring), `seed` if given."""
+    MNIST columns (module docstring), `seed` if given."""
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     assert params["scale"] == "quick", "the golden numbers are for scale: quick"
     params["data"]["raw_root"] = str(ROOT / params["data"]["raw_root"])
     params["pdudt"]["settings"]["datasets"] = []
-    params["rrdu"]["datasets"].pop("mnist")  # MNIST's column: README command 1 and the tiny run (module docstring)
+    params["rrdu"]["datasets"].pop("mnist")  # MNIST's columns: README command 1 and the tiny run (module docstring)
+    params["cdfl"]["datasets"].remove("mnist")
     if seed is not None:
         params["seed"] = seed
     return params

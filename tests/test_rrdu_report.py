@@ -6,6 +6,7 @@ import pandas as pd
 
 from unlearning.experiments.rrdu import report
 from unlearning.report import claims as cl
+from unlearning.report.compare import dataset_labels
 
 
 def _rec(asr: float, clean: float = 90.0, tail: float | None = None, **extra) -> dict:
@@ -94,6 +95,6 @@ def test_the_mnist_column_on_the_subset_keeps_the_papers_value_beside_it_uncompa
     rows = table[table.dataset == "mnist"]
     assert len(rows) == 3 and rows.paper_asr.notna().all()
     assert set(rows.status) == {"not comparable: subset (real MNIST, 5,000-digit subset); judged by the claims"}
-    assert report.dataset_labels(subset) == {"mnist": "mnist (real MNIST, 5,000-digit subset)"}
-    assert report.dataset_labels(full) == {"mnist": "mnist"}
-    assert report.dataset_labels(seeds) == {"fashion_mnist": "fashion_mnist"}  # a stand-in keeps its name
+    assert dataset_labels(subset) == {"mnist": "mnist (real MNIST, 5,000-digit subset)"}
+    assert dataset_labels(full) == {"mnist": "mnist"}
+    assert dataset_labels(seeds) == {"fashion_mnist": "fashion_mnist"}  # a stand-in keeps its name

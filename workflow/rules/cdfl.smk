@@ -5,7 +5,7 @@
 
 rule cdfl_cell:
     input:
-        features="data/features/{dataset}.safetensors",
+        features=cdfl_features,
         code=CDFL_CODE,
     output:
         result="results/cdfl/{dataset}/{partition}_{topology}_s{seed}.json",
@@ -52,7 +52,7 @@ rule cdfl_convex:
 
 rule cdfl_figure1:
     input:
-        features="data/features/{dataset}.safetensors",
+        features=cdfl_features,
         code=code("unlearning.experiments.cdfl.figure1"),
     output:
         result="results/cdfl/{dataset}/figure1.json",
@@ -75,7 +75,7 @@ rule cdfl_figure1:
 
 rule cdfl_calibration:
     input:
-        features="data/features/{dataset}.safetensors",
+        features=cdfl_features,
         code=code("unlearning.experiments.cdfl.calibrate"),
     output:
         result="results/cdfl/{dataset}/calibration.json",

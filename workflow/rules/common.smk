@@ -281,14 +281,20 @@ def common_ground_report_args():
 # --- CDFL: one cell per (dataset on disk, partition, topology, seed); the others show as missing ---
 CDFL = section_config(config, "cdfl")
 CDFL_CODE = code("unlearning.experiments.cdfl.steps")
+CDFL_SOURCE = {d: column_source(d, config["data"]["raw_root"], "cdfl") for d in CDFL["datasets"]}  # as RRDU_SOURCE
 CDFL_MISSING = {
     d: reason
-    for d in CDFL["datasets"]
-    if (reason := missing_reason(d, config["data"]["raw_root"], f"data/processed/{d}.safetensors"))
+    for d, src in CDFL_SOURCE.items()
+    if (reason := missing_reason(src, config["data"]["raw_root"], f"data/processed/{src}.safetensors"))
 }
 CDFL_RUN = [d for d in CDFL["datasets"] if d not in CDFL_MISSING]
 CDFL_CELLS = [f"{d}/{p}_{t}_s{s}" for d in CDFL_RUN for p in CDFL["partition"]["kinds"]
               for t in CDFL["topology"]["kinds"] for s in CDFL["seeds"]]
+
+
+def cdfl_features(wildcards):
+    """The features of the dataset serving CDFL's column `wildcards.dataset` (CDFL_SOURCE)."""
+    return f"data/features/{CDFL_SOURCE.get(wildcards.dataset, wildcards.dataset)}.safetensors"
 
 
 def cdfl_cell_params(dataset):

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..data.availability import MNIST_SUBSET_LABEL, column_label
+
 REFERENCE = Path(__file__).resolve().parents[3] / "reference"
 WITHIN, OUTSIDE, NO_PAPER = "within", "outside", "no paper value"
 UNINFORMATIVE, NOT_TESTABLE = "uninformative", "not testable"
@@ -39,9 +41,28 @@ def missing_status(reason: str) -> str:
     return f"missing: {reason}"
 
 
-def subset_status(label: str) -> str:
+def subset_status(label: str = MNIST_SUBSET_LABEL) -> str:
     """A cell computed on a subset of the paper's data set (`label`): the paper's value beside it, not compared."""
     return f"not comparable: subset ({label}); judged by the claims"
+
+
+def on_subset(run: dict) -> bool:
+    """Whether a result was computed on a subset standing in for its column's data set (its `data` key, written by
+    the steps that can run on one: the dataset whose file served the column)."""
+    return run.get("data", run.get("dataset")) != run.get("dataset")
+
+
+def dataset_labels(runs: list[dict]) -> dict[str, str]:
+    """Each column's name -> how tables and figures show it: a column served by the MNIST subset says so."""
+    return {r["dataset"]: column_label(r["dataset"], r.get("data", r["dataset"])) for r in runs}
+
+
+def relabel(df: pd.DataFrame, labels: dict[str, str]) -> pd.DataFrame:
+    """`df` with its dataset names (a `dataset` or `subject` column) shown by `labels`, in place."""
+    for column in ("dataset", "subject"):
+        if column in df:
+            df[column] = df[column].replace(labels)
+    return df
 
 
 def kind(status: str) -> str | None:

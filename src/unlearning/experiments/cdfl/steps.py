@@ -85,6 +85,12 @@ def check_cell(cfg: dict, dataset: str, part: str, topology: str, seed: int) -> 
             raise KeyError(f"cdfl.{key}: {value!r} is not in it; valid: {', '.join(map(str, valid))}")
 
 
+def served_by(features: str, dataset: str) -> str:
+    """The dataset whose features served column `dataset`: "mnist_5k" where the 5,000-digit subset stands for MNIST
+    (data/availability.py column_source), else the column's own."""
+    return load_metadata(features).get("dataset", dataset)
+
+
 def make_setup(params: dict, dataset: str, part: str, topology: str, seed: int, features: str,
                grid: bool = True) -> Setup:
     """Data on the device, the model and its initialisation, the partition (with Dirichlet min_size) and the test
@@ -344,7 +350,8 @@ def step_cell(params: dict, dataset: str, part: str, topology: str, seed: int, f
                                                                       orig_state, client_wise)
     log.info("%s: original %d rounds, test accuracy %.2f %% (%.1f s)", setup.name, rounds,
              orig_curve[-1]["test_accuracy"], orig_s)
-    result = {"experiment": setup.name, "dataset": dataset, "partition": part, "topology": topology, "seed": seed,
+    result = {"experiment": setup.name, "dataset": dataset, "data": served_by(features, dataset), "partition": part,
+              "topology": topology, "seed": seed,
               "scale": params["scale"], "model": setup.cfg["model"], "dim": setup.spec.dim, "rounds": rounds,
               "finetune_rounds": ft_rounds, "engine": engine, "client_sizes": [len(i) for i in setup.data.indices],
               "test_images": len(setup.y_test), "original": {"curve": orig_curve, **orig_curve[-1]},

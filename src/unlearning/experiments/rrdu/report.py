@@ -19,10 +19,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...data.availability import MNIST_SUBSET_LABEL, column_label
+from ...data.availability import MNIST_SUBSET_LABEL
 from ...files import atomic_path, read_json
 from ...report import claims as cl
-from ...report.compare import count_tables, missing_status, read_reference, statuses, subset_status, within
+from ...report.compare import (
+    count_tables,
+    dataset_labels,
+    missing_status,
+    on_subset,
+    read_reference,
+    relabel,
+    statuses,
+    subset_status,
+    within,
+)
 from ...report.index import Summary
 from ...report.page import Page
 from ...resolved import check_inputs
@@ -49,14 +59,9 @@ def _status(run: dict, clean: float, asr: float, paper_clean: float, paper_asr: 
     """A stand-in's cell has no paper value; a cell on the MNIST subset is not compared; else the tolerances."""
     if run["dataset"] != run["paper_column"]:
         return STAND_IN
-    if run.get("data", run["dataset"]) != run["dataset"]:
-        return subset_status(MNIST_SUBSET_LABEL)
+    if on_subset(run):
+        return subset_status()
     return within(abs(clean - paper_clean) <= CLEAN_TOL and abs(asr - paper_asr) <= ASR_TOL)
-
-
-def dataset_labels(runs: list[dict]) -> dict[str, str]:
-    """Each dataset run -> how tables and figures name it (the MNIST column on the subset says so)."""
-    return {r["dataset"]: column_label(r["dataset"], r.get("data", r["dataset"])) for r in runs}
 
 
 def _missing_rows(ref: pd.DataFrame, key: str, missing: dict[str, str], ran: set[str]) -> list[dict]:
@@ -647,9 +652,7 @@ def write_report(params: dict, seed_files: list[str], ablation_files: list[str],
     for name, df in (*tables.items(), ("figure1", curves), ("claims", checks), ("cost", cost),
                      ("certificate", cert), ("table3_semantics", semantics), ("streams", walks),
                      ("anatomy", steps_), ("sensitivity", readings)):
-        for column in ("dataset", "subject"):  # claims name their dataset "subject" (report.claims)
-            if column in df:
-                df[column] = df[column].replace(labels)
+        relabel(df, labels)
         with atomic_path(out / f"{name}.csv") as tmp:
             df.to_csv(tmp, index=False, float_format="%.6g")
     page = Page(f"RR-DU (Lamri & Maniatakos, 2025): backdoor unlearning on a random walk, scale `{params['scale']}`")
@@ -665,10 +668,7 @@ def write_report(params: dict, seed_files: list[str], ablation_files: list[str],
     page.text("Unlearning is only tested where the original carried the backdoor (ASR > 90 %). rho_heuristic: the "
               "mean over 10 fresh initialisations of ||theta_0 - theta_rand|| / 3 (spec A18's reading of the "
               "paper's rho = 10.82).")
-    originals = originals_table(seeds)
-    if "dataset" in originals:
-        originals["dataset"] = originals["dataset"].replace(labels)
-    page.table(originals, ".4g")
+    page.table(relabel(originals_table(seeds), labels), ".4g")
     page.heading("The paper's claims, one by one")
     page.text(f"{cl.headline(checks.status)}. Each claim is holds or fails (margin: positive = slack, negative = "
               "shortfall), not testable (a precondition unmet: forgetting claims need every original to carry the "
