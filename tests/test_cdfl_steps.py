@@ -152,7 +152,14 @@ def test_damping_choice_names_the_lowest_retained_loss_and_flags_a_mismatch():
     [line] = damping_choice(cfg, [result({0.1: 4.8, 1.0: 0.62, 10.0: 0.64})])
     assert "at damping 1 (0.62" in line and "agrees" in line
     [line] = damping_choice(cfg, [result({0.1: 4.8, 1.0: 0.66, 10.0: 0.64, 100.0: None})])
-    assert "at damping 10" in line and "DIFFERS: set cdfl.quick.unlearn.damping to 10" in line
+    assert "at damping 10" in line and "DIFFERS: set cdfl.quick.unlearn.damping_by_dataset.fashion_mnist to 10" in line
+    # a dataset's own damping (cdfl.unlearn.damping_by_dataset) is the one compared, and DU uses it
+    cfg["unlearn"]["damping_by_dataset"] = {"fashion_mnist": 10.0}
+    [line] = damping_choice(cfg, [result({0.1: 4.8, 1.0: 0.66, 10.0: 0.64})])
+    assert "configured (damping_by_dataset): 10, which agrees" in line
+    from unlearning.experiments.cdfl import damping_for
+
+    assert damping_for(cfg["unlearn"], "fashion_mnist") == 10.0 and damping_for(cfg["unlearn"], "mnist") == 1.0
 
 
 def test_report_cell_rows_gate_mia_and_gap():

@@ -41,6 +41,7 @@ from ...report.compare import (
 from ...report.index import Summary
 from ...report.page import Page, select
 from ...resolved import check_inputs
+from . import damping_for
 from .figures import figure1 as draw_figure1
 from .figures import figure1_table, figure2
 
@@ -369,9 +370,11 @@ def sweep_table(results: list[dict], kind: str) -> pd.DataFrame:
 
 def damping_choice(cfg: dict, results: list[dict]) -> list[str]:
     """Per dataset: the damping of the lowest retained training loss on the calibration cell (Table I, IID-Ring,
-    the first seed, sample-wise; note 9 of the spec: never by test accuracy) beside the configured one."""
-    lines, configured = [], cfg["unlearn"]["damping"]
+    the first seed, sample-wise; never by test accuracy) beside the one configured for the dataset (damping_for)."""
+    lines = []
     for dataset in sorted({r["dataset"] for r in results}):
+        configured = damping_for(cfg["unlearn"], dataset)
+        key = "damping_by_dataset" if dataset in (cfg["unlearn"].get("damping_by_dataset") or {}) else "damping"
         calib = sorted((r for r in results if (r["dataset"], r["partition"], r["topology"]) ==
                         (dataset, "iid", "ring") and "sample" in r["granularities"]), key=lambda r: r["seed"])
         points = [p for p in (calib[0]["granularities"]["sample"].get("sweeps", {}).get("damping", [])
@@ -383,12 +386,13 @@ def damping_choice(cfg: dict, results: list[dict]) -> list[str]:
         best = min(points, key=lambda p: p["retained_loss"])
         original = calib[0]["granularities"]["sample"]["original"].get("retained_loss")
         agree = ("agrees" if math.isclose(best["damping"], configured, rel_tol=1e-9) else
-                 f"DIFFERS: set cdfl.{cfg.get('_scale', 'quick')}.unlearn.damping to {best['damping']:g}")
+                 f"DIFFERS: set cdfl.{cfg.get('_scale', 'quick')}.unlearn.damping_by_dataset.{dataset} to "
+                 f"{best['damping']:g}")
         lines.append(f"- {dataset}: the lowest retained training loss on IID-Ring seed {calib[0]['seed']} "
                      f"(sample-wise, before fine-tuning) is at damping {best['damping']:g} "
                      f"({best['retained_loss']:.4g}; the original's: "
                      f"{'n/a' if original is None else f'{original:.4g}'})"
-                     f"; configured: {configured:g}, which {agree}.")
+                     f"; configured ({key}): {configured:g}, which {agree}.")
         cls = [p for p in calib[0]["granularities"].get("class", {}).get("sweeps", {}).get("damping", [])
                if p["retained_loss"] is not None]
         if cls:
@@ -472,12 +476,14 @@ def choices(cfg: dict, results: list[dict]) -> list[str]:
         f"- Local optimizer: {engine.get('optimizer', 'sgd')} (cdfl.train.optimizer; the paper does not say), "
         f"per-client state carried across rounds, kept by the clients through DU's fine-tuning, fresh for RT. "
         f"L2 term in training and in DU's gradients: {engine.get('l2_trained', 0):g} (cdfl.train.l2).",
-        f"- DU: curvature {u['curvature']}, damping {u['damping']:g}, noise {u['noise']} (C_eff {u['c_eff']:g}, "
+        f"- DU: curvature {u['curvature']}, damping {u['damping']:g}"
+        + "".join(f" ({d}: {v:g})" for d, v in (u.get("damping_by_dataset") or {}).items())
+        + f", noise {u['noise']} (C_eff {u['c_eff']:g}, "
         f"epsilon {u['epsilon']:g}, delta {u['delta']:g}), certified_noise_fix {u['certified_noise_fix']}, "
         f"{u['finetune_rounds']} fine-tuning round(s) on the retained data; its l2 equals the training loss's. "
         "The damping is the paper's unstated constant: 1e-3 (= the L2 term) makes the diagonal "
         "Fisher step blow up (coordinates with a tiny Fisher are amplified up to 1/damping), so it is chosen per "
-        "scale by the damping sweep's retained training loss (below).",
+        "scale and dataset by the damping sweep's retained training loss (below).",
         "- The model: the small CNN (cnn_small, 21,840 parameters) for Fashion-MNIST; the paper names no architecture.",
         f"- Sample-wise: round({u['sample_fraction']:g} n_c) random samples per client (data/forget.py rounds; the "
         f"floor would differ by at most one sample); class-wise: every client's class {u['class']}.",

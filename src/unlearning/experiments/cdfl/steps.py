@@ -51,7 +51,7 @@ from ...seeding import derive_seed, deterministic_algorithms, generator
 from ...topology import graph_for_round, repair_after_removal
 from ...train.dsgd import ClientData, Diverged, Schedule, resolve_strategy, train
 from ...train.flat import FlatSpec
-from . import pdudt_baseline
+from . import damping_for, pdudt_baseline
 
 log = logging.getLogger("unlearning")
 
@@ -323,8 +323,8 @@ def du_config(setup: Setup, sched: Schedule) -> tuple[du.DUConfig, dict]:
     """DU's settings from cdfl.unlearn; its l2 is the L2 strength the engine trains with (`sched.l2`, the
     regularised loss of eq. 4), so that DU's gradients are those of the training loss."""
     u = config(setup.params)["unlearn"]
-    du_cfg = du.DUConfig(curvature=u["curvature"], damping=u["damping"], l2=float(sched.l2), noise=u["noise"],
-                         epsilon=u["epsilon"], delta=u["delta"], c_eff=u["c_eff"],
+    du_cfg = du.DUConfig(curvature=u["curvature"], damping=damping_for(u, setup.cfg["dataset"]), l2=float(sched.l2),
+                         noise=u["noise"], epsilon=u["epsilon"], delta=u["delta"], c_eff=u["c_eff"],
                          certified_noise_fix=u["certified_noise_fix"], seed=derive_seed(setup.seed, setup.name, "du"))
     engine = {"optimizer": sched.optimizer, "l2_trained": float(sched.l2), "l2_du": du_cfg.l2}
     return du_cfg, engine
