@@ -57,6 +57,12 @@ def dataset_labels(runs: list[dict]) -> dict[str, str]:
     return {r["dataset"]: column_label(r["dataset"], r.get("data", r["dataset"])) for r in runs}
 
 
+def subset_suffix(folder: Path, tables: Iterable[str]) -> str:
+    """A front-page title's note when a written table of `folder` shows a column served by the MNIST subset."""
+    names = (d for t in tables if "dataset" in (df := read_table(folder, t)) for d in df["dataset"])
+    return f"; MNIST: {MNIST_SUBSET_LABEL}" if any(MNIST_SUBSET_LABEL in str(d) for d in names) else ""
+
+
 def relabel(df: pd.DataFrame, labels: dict[str, str]) -> pd.DataFrame:
     """`df` with its dataset names (a `dataset` or `subject` column) shown by `labels`, in place."""
     for column in ("dataset", "subject"):

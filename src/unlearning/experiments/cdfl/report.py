@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...data.availability import MNIST_SUBSET_LABEL
 from ...evaluate.gates import GATE_MIN
 from ...files import atomic_path, read_json
 from ...report.compare import (
@@ -31,10 +30,10 @@ from ...report.compare import (
     missing_status,
     on_subset,
     read_reference,
-    read_table,
     relabel,
     statuses,
     subset_status,
+    subset_suffix,
     verdict,
     within_tolerance,
 )
@@ -767,9 +766,7 @@ def figure1_summary(results: list[dict]) -> pd.DataFrame:
 def summary(out_dir: str | Path) -> Summary:
     """The front page's row from the written tables."""
     out = Path(out_dir)
-    subset = any(MNIST_SUBSET_LABEL in str(d) for t in TABLES if "dataset" in (df := read_table(out, t))
-                 for d in df["dataset"])
-    return Summary("cdfl", "CDFL (Wu et al., 2026)" + (f"; MNIST: {MNIST_SUBSET_LABEL}" if subset else ""),
+    return Summary("cdfl", "CDFL (Wu et al., 2026)" + subset_suffix(out, TABLES),
                    "DU's test accuracy is close to retraining's (the paper's DU - RT gaps, within 2 points), RT's "
                    "within 3 points of the paper's, and MIA near 50 % (Tables I-IV)",
                    verdict(statuses(out, TABLES)), count_tables(out, TABLES), tables=TABLES)

@@ -31,6 +31,7 @@ from ...report.compare import (
     relabel,
     statuses,
     subset_status,
+    subset_suffix,
     within,
 )
 from ...report.index import Summary
@@ -740,9 +741,7 @@ def summary(out_dir: str | Path) -> Summary:
     from ...report.compare import read_table
 
     checks = read_table(out, "claims")
-    runs = read_table(out, "table3")
-    subset = "dataset" in runs and runs["dataset"].astype(str).str.contains(MNIST_SUBSET_LABEL, regex=False).any()
-    return Summary("rrdu", "RR-DU (Lamri & Maniatakos, 2025)" + (f"; MNIST: {MNIST_SUBSET_LABEL}" if subset else ""),
+    return Summary("rrdu", "RR-DU (Lamri & Maniatakos, 2025)" + subset_suffix(out, TABLES),
                    "RR-DU removes the backdoor about as well as retraining (final ASR within 3 points of scratch) "
                    "and keeps fine-tuning's clean accuracy (within 1 point) (Figure 1)",
                    cl.headline([] if checks.empty else checks.status), count_tables(out, TABLES), tables=TABLES)
