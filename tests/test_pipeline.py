@@ -96,14 +96,18 @@ def test_end_to_end_runs_sglu(two_runs):
     report = (a / "reports" / "sglu" / "index.md").read_text()
     for heading in ("Table 3", "Figure 3a", "Figure 3b", "Figure 3c", "Figure 3d"):
         assert f"## {heading}" in report
-    for dataset in ("synthetic", "mnist"):  # mnist: accounting only, from the paper's n
+    for dataset in ("synthetic", "mnist"):  # mnist: Table 3's accounting from the paper's n
         assert (a / "results" / "sglu" / dataset / "accounting.json").is_file()
+    assert json.loads((a / "results" / "sglu" / "mnist" / "accounting.json").read_text())["n"] == 11264
     run = json.loads((a / "results" / "sglu" / "synthetic" / "fig3a.json").read_text())
     assert {r["method"] for r in run["rows"]} == {"sglu", "lu", "d2d"}
     assert all(0 <= r["mean"] <= 1 and r["trials"] == 2 for r in run["rows"])
     cells = json.loads((a / "results" / "sglu" / "synthetic" / "fig3c.json").read_text())["rows"]
     assert len(cells) == 2 * 2 * 2  # b x sigma x projection
-    assert not (a / "results" / "sglu" / "mnist" / "fig3a.json").exists()
+    subset = json.loads((a / "results" / "sglu" / "mnist" / "fig3a.json").read_text())  # the runs: on the subset
+    assert subset["data"] == "mnist_5k" and subset["n"] == 800 and subset["rows"]
+    assert json.loads((a / "results" / "sglu" / "mnist" / "accounting_subset.json").read_text())["n"] == 800
+    assert "mnist (real MNIST, 5,000-digit subset)" in report
 
 
 def test_end_to_end_runs_cdfl(two_runs):

@@ -200,10 +200,14 @@ def pdudt_missing_args():
 
 # --- SGLU: every dataset gets the data-free accounting; the datasets on disk also train (Figures 3a, 3c) ---
 SGLU = section_config(config, "sglu")
-SGLU_MISSING = {d: reason for d in SGLU["datasets"]
-                if (reason := features_missing_reason(d, SGLU["extractors"][d], config["data"]["raw_root"],
+SGLU_SOURCE = {d: column_source(d, config["data"]["raw_root"], "sglu") for d in SGLU["datasets"]}  # as RRDU_SOURCE
+SGLU_MISSING = {d: reason for d, src in SGLU_SOURCE.items()
+                if (reason := features_missing_reason(src, SGLU["extractors"][d], config["data"]["raw_root"],
                                                       f"data/sglu/{d}.safetensors"))}
 SGLU_TRAINED = [d for d in SGLU["datasets"] if d not in SGLU_MISSING]
+# columns trained on a subset of the paper's data: Table 3 and Figures 3b/3d keep the paper's n (no features), the
+# runs take their sigmas and K from the subset's own accounting (accounting_subset.json)
+SGLU_SUBSET = [d for d in SGLU_TRAINED if SGLU_SOURCE[d] != d]
 SGLU_ACCOUNTING_PARAMS = {k: SGLU[k] for k in ("lam_per_n", "clip", "radius", "burn_in", "table3", "fig3a", "fig3b",
                                                "fig3d", "baselines", "accounting", "truncate_to")}
 
@@ -212,12 +216,23 @@ def sglu_feature_params(dataset):
     return {k: SGLU[k][dataset] for k in ("pairs", "extractors")} | {"truncate_to": SGLU["truncate_to"]}
 
 
-def sglu_features_input(wc):
-    return [f"data/sglu/{wc.dataset}.safetensors"] if wc.dataset in SGLU_TRAINED else []
+def sglu_processed(wildcards):
+    """The processed file of the dataset serving SGLU's column `wildcards.dataset` (SGLU_SOURCE)."""
+    return f"data/processed/{SGLU_SOURCE.get(wildcards.dataset, wildcards.dataset)}.safetensors"
+
+
+def sglu_accounting_features(dataset):
+    """The features Table 3's accounting reads: none for a column at the paper's n (MNIST offline or on a subset)."""
+    return [f"data/sglu/{dataset}.safetensors"] if dataset in SGLU_TRAINED and dataset not in SGLU_SUBSET else []
 
 
 def sglu_features_option(dataset):
-    return f"--features data/sglu/{dataset}.safetensors" if dataset in SGLU_TRAINED else ""
+    return "".join(f"--features {f}" for f in sglu_accounting_features(dataset))
+
+
+def sglu_run_accounting(wc):
+    """The accounting a run takes its sigmas and K from: the subset's own where one serves the column."""
+    return f"results/sglu/{wc.dataset}/accounting{'_subset' if wc.dataset in SGLU_SUBSET else ''}.json"
 
 
 def sglu_run_params(figure):

@@ -53,6 +53,7 @@ def step_features(params: dict, dataset: str, processed: str, out: str) -> None:
     device = pick_device(params["device"])
     tensors, meta = binary_features(load_tensors(processed), dataset, tuple(cfg["pairs"][dataset]),
                                     cfg["extractors"][dataset], cfg["truncate_to"], device=device)
+    meta["data"] = load_metadata(processed).get("dataset", dataset)  # "mnist_5k" where the subset serves MNIST
     save_tensors(out, tensors, meta)
     log.info("%s: n = %d (of %d), d = %d, test %d (%s features%s)", dataset, meta["n"], meta["n_full"], meta["d"],
              meta["n_test"], cfg["extractors"][dataset], f" on {device}" if meta["extractor"] == "resnet18" else "")
@@ -82,13 +83,29 @@ def _constants(cfg: dict, n: int, b: int | str) -> acc.Constants:
     return acc.logistic_constants(n, batch_size(b, n), cfg["lam_per_n"], cfg["clip"], cfg["radius"])
 
 
-def accounting(cfg: dict, dataset: str, n: int, d: int, x: torch.Tensor | None) -> dict:
-    """Every data-free number of the section: Table 3, Figure 3a's baseline sigmas, Figures 3b and 3d."""
+WIDE_BRACKET = (acc.SIGMA_BRACKET[0], 1e6)  # where Algorithm 4's bracket holds no sigma: how far off it is
+
+
+def accounting(cfg: dict, dataset: str, n: int, d: int, x: torch.Tensor | None, strict: bool = True) -> dict:
+    """Every data-free number of the section: Table 3, Figure 3a's baseline sigmas, Figures 3b and 3d.
+
+    strict: a Table 3 or Figure 3a cell that no sigma in Algorithm 4's bracket certifies is a params error. Else (the
+    runs' accounting on a subset of the paper's data) the cell gets sigma None, the least sigma beyond the bracket and
+    its reason, and Figure 3a does not run it."""
     delta = 1 / n
     out: dict = {"dataset": dataset, "n": n, "d": d, "delta": delta, "variant": cfg["accounting"]}
+    top = acc.SIGMA_BRACKET[1]
+
     @functools.cache
     def sigma_row(b: int | str, eps: float, T: int) -> dict:
-        return {"b": b, "epsilon": eps, "T": T, "sigma": acc.sigma_for_budget(_constants(cfg, n, b), eps, delta, 1, T)}
+        k = _constants(cfg, n, b)
+        sigma = acc.sigma_for_budget(k, eps, delta, 1, T)
+        if strict or sigma < top - 1e-6:
+            return {"b": b, "epsilon": eps, "T": T, "sigma": sigma}
+        least = acc.sigma_for_budget(k, eps, delta, 1, T, bracket=WIDE_BRACKET)
+        return {"b": b, "epsilon": eps, "T": T, "sigma": None, "least_sigma": least,
+                "untestable": f"no sigma <= {top:g} certifies one epoch (least sigma {least:.4g}; n = {n}, "
+                              f"lambda = {k.m:.3g}, {n // k.b} step(s) an epoch at b = {b}, T = {T})"}
 
     out["table3"] = [sigma_row(b, eps, acc.burn_in(_constants(cfg, n, b)))  # the paper's Table 2 burn-in
                      for b in cfg["table3"]["batch_sizes"] for eps in cfg["table3"]["epsilons"]]
@@ -116,7 +133,7 @@ def accounting(cfg: dict, dataset: str, n: int, d: int, x: torch.Tensor | None) 
                                                          f3d["requests"], v)
                                  for s in f3d["sigmas"]} for b in f3d["batch_sizes"]} for v in acc.VARIANTS}
     for row in out["table3"] + out["fig3a_sglu"]:
-        if row["sigma"] >= acc.SIGMA_BRACKET[1] - 1e-6:
+        if row["sigma"] is not None and row["sigma"] >= top - 1e-6:
             raise ParamsError(f"sglu: no sigma <= {acc.SIGMA_BRACKET[1]:g} certifies epsilon {row['epsilon']} with one "
                               f"epoch at b = {row['b']}, T = {row['T']}, n = {n} (Algorithm 4's bracket); valid: a "
                               "larger sglu.lam_per_n, burn_in or n")
@@ -124,16 +141,21 @@ def accounting(cfg: dict, dataset: str, n: int, d: int, x: torch.Tensor | None) 
 
 
 def step_accounting(params: dict, dataset: str, features: str | None, out: str) -> None:
+    """The accounting at the paper's n (no features: MNIST, CIFAR-10) or at the features' n. Features of a subset
+    serving the column (their `data` is not the column's: the MNIST subset) give the runs' accounting: a cell that
+    no sigma certifies is recorded as such (`accounting(strict=False)`), as it says what the subset can test."""
     cfg = config(params)
+    data = dataset
     if features:
         meta, tensors = load_metadata(features), load_tensors(features)
-        n, d, x = meta["n"], meta["d"], tensors["x_train"]
+        n, d, x, data = meta["n"], meta["d"], tensors["x_train"], meta.get("data", dataset)
     elif dataset in PAPER_N:
         (n, d), x = PAPER_N[dataset], None
     else:
         raise FileNotFoundError(f"sglu accounting for {dataset}: give --features (its n is not in the paper)")
     started = time.perf_counter()
-    result = accounting(cfg, dataset, n, d, x)
+    result = accounting(cfg, dataset, n, d, x, strict=data == dataset)
+    result["data"] = data
     result["n_source"] = "features" if features else "paper (spec 4.1)"
     write_json(out, {**result, "config": config_record(params)})
     log.info("%s accounting in %.1f s (on the CPU: scipy root finding and float64 arithmetic)", dataset,
@@ -157,7 +179,8 @@ def _groups(cfg: dict, trials: int | None = None) -> int:
 
 
 def step_fig3a(params: dict, dataset: str, features: str, accounting_file: str, out: str, timing: str) -> None:
-    """Figure 3a: unlearn index n-1 once, at each epsilon's sigma (Table 3 / LU / D2D), and retrain SGLU."""
+    """Figure 3a: unlearn index n-1 once, at each epsilon's sigma (Table 3 / LU / D2D), and retrain SGLU. An SGLU
+    cell that no sigma certifies (the accounting's `untestable`, on a subset) is not run: it is listed instead."""
     cfg, f3a = config(params), config(params)["fig3a"]
     device = pick_device(params["device"])
     data, meta = _load(features, device)
@@ -168,17 +191,24 @@ def step_fig3a(params: dict, dataset: str, features: str, accounting_file: str, 
     rx, ry = sgd.replacements(1, d, generator(params["seed"], "sglu", dataset, "replacement"))
     x1, y1 = sgd.replaced(x, y, [n - 1], rx, ry)
     rows: list[dict] = []
+    untestable: list[dict] = []
     seconds: dict[str, float] = {}  # wall times go to the timing file, so that results stay byte-identical
 
-    def record(method: str, b, key: str, accs: torch.Tensor, sigmas: list[float], **extra) -> None:
+    def record(method: str, b, key: str, accs: torch.Tensor, sigmas: list[float], eps: list[float] = eps,
+               **extra) -> None:
         per_eps = accs.view(trials, len(eps))
         for j, e in enumerate(eps):
             rows.append({"method": method, "b": b, "epsilon": e, "sigma": sigmas[j], "model": key,
                          **_summary(per_eps[:, j]), **extra})
 
     for b in f3a["batch_sizes"]:
-        table = {r["epsilon"]: r["sigma"] for r in account["fig3a_sglu"] if r["b"] == b}
-        sigmas = [table[e] for e in eps]
+        table = {r["epsilon"]: r for r in account["fig3a_sglu"] if r["b"] == b}
+        untestable += [{"method": "sglu", "b": b, "epsilon": e, "least_sigma": table[e]["least_sigma"],
+                        "reason": table[e]["untestable"]} for e in eps if table[e]["sigma"] is None]
+        run_eps = [e for e in eps if table[e]["sigma"] is not None]
+        if not run_eps:
+            continue
+        sigmas = [table[e]["sigma"] for e in run_eps]
         k = _constants(cfg, n, b)
         T = cfg["burn_in"][str(b)]
         step = sgd.Step(k.step, k.m, cfg["clip"], cfg["radius"] if f3a["projection"] else None)
@@ -192,8 +222,8 @@ def step_fig3a(params: dict, dataset: str, features: str, accounting_file: str, 
         unlearned = sgd.epochs(w, x1, y1, order, sigma, 1, step, noise, k.b)
         unlearn_s = time.perf_counter() - learned
         retrained = sgd.epochs(sgd.initial(len(sigma), d, sigma, k.m, gen), x1, y1, order, sigma, T, step, noise, k.b)
-        record("sglu", b, "unlearned", sgd.accuracy(unlearned, xt, yt), sigmas, K=1, T=T)
-        record("sglu", b, "retrained", sgd.accuracy(retrained, xt, yt), sigmas, T=T)
+        record("sglu", b, "unlearned", sgd.accuracy(unlearned, xt, yt), sigmas, run_eps, K=1, T=T)
+        record("sglu", b, "retrained", sgd.accuracy(retrained, xt, yt), sigmas, run_eps, T=T)
         seconds[f"sglu b={b} learn"] = learned - started
         seconds[f"sglu b={b} unlearn"] = unlearn_s
         seconds[f"sglu b={b} retrain"] = time.perf_counter() - learned - unlearn_s
@@ -229,8 +259,10 @@ def step_fig3a(params: dict, dataset: str, features: str, accounting_file: str, 
         record("d2d", "full", f"I={steps}", sgd.accuracy(published, xt, yt), d2d_sigmas, K=steps,
                T=cfg["baselines"]["d2d_burn_in"])
     seconds["d2d learn"] = learned - started
-    write_json(out, {"dataset": dataset, "n": n, "trials": trials, "partitions": _groups(cfg),
-                     "projection": f3a["projection"], "rows": rows, "config": config_record(params)})
+    chance = float(max((yt > 0).float().mean(), (yt < 0).float().mean()))  # the majority class's share of the test set
+    write_json(out, {"dataset": dataset, "data": meta.get("data", dataset), "n": n, "trials": trials, "chance": chance,
+                     "partitions": _groups(cfg), "projection": f3a["projection"], "rows": rows,
+                     "untestable": untestable, "config": config_record(params)})
     write_json(timing, {"rows": trials * len(eps), "seconds": seconds, "threads": torch.get_num_threads(),
                         "device": str(device)})
 
@@ -254,7 +286,9 @@ def _sequential(w: torch.Tensor, x: torch.Tensor, y: torch.Tensor, order, sigma:
 
 def step_fig3c(params: dict, dataset: str, features: str, accounting_file: str, out: str, timing: str) -> None:
     """Figure 3c: `fig3d.requests` sequential removals (index n-s at request s) at epsilon = fig3d.epsilon, with
-    K_s of the chosen accounting variant; then retraining from scratch on the last dataset."""
+    K_s of the chosen accounting variant; then retraining from scratch on the last dataset. A sigma whose every K_s
+    is at least the learning's T is not run (listed instead): each removal would cost a retraining, so the
+    comparison with retraining cannot fail (the MNIST subset's n = 512)."""
     cfg, f3c = config(params), config(params)["fig3c"]
     device = pick_device(params["device"])
     data, meta = _load(features, device)
@@ -263,14 +297,21 @@ def step_fig3c(params: dict, dataset: str, features: str, accounting_file: str, 
     account = read_json(accounting_file)
     variant, requests = cfg["accounting"], cfg["fig3d"]["requests"]
     rx, ry = sgd.replacements(requests, d, generator(params["seed"], "sglu", dataset, "replacement"))
-    cells = [(s, p) for s in f3c["sigmas"] for p in f3c["projection"]]
-    sigma = torch.tensor([s for s, _ in cells]).repeat(trials).to(device)
-    radius = torch.tensor([cfg["radius"] if p else math.inf for _, p in cells]).repeat(trials).to(device)
-    rows, seconds = [], {}
+    rows, untestable, seconds, matrix = [], [], {}, 0
     for b in f3c["batch_sizes"]:
         k = _constants(cfg, n, b)
         T = cfg["burn_in"][str(b)]
         K = {s: account["fig3d"][variant][str(b)][str(s)] for s in f3c["sigmas"]}
+        untestable += [{"b": b, "sigma": s, "epochs": sum(K[s]), "T": T,
+                        "reason": f"every request needs K_s >= T ({min(K[s])}-{max(K[s])} epochs against T = {T}; "
+                                  f"n = {n}, b = {b}): unlearning costs a retraining, so it cannot differ from one"}
+                       for s in f3c["sigmas"] if min(K[s]) >= T]
+        cells = [(s, p) for s in f3c["sigmas"] if min(K[s]) < T for p in f3c["projection"]]
+        if not cells:
+            continue
+        sigma = torch.tensor([s for s, _ in cells]).repeat(trials).to(device)
+        radius = torch.tensor([cfg["radius"] if p else math.inf for _, p in cells]).repeat(trials).to(device)
+        matrix = max(matrix, len(sigma))
         step = sgd.Step(k.step, k.m, cfg["clip"], radius)
         gen = generator(params["seed"], "sglu", dataset, "fig3c", str(b))
         noise = sgd.noise_generator(gen, device)
@@ -293,7 +334,8 @@ def step_fig3c(params: dict, dataset: str, features: str, accounting_file: str, 
         seconds[f"b={b}"] = time.perf_counter() - started
         log.info("fig3c b=%s: %d rows on %s, learn + %d requests in %.1f s", b, len(sigma), device, requests,
                  unlearn_s)
-    write_json(out, {"dataset": dataset, "n": n, "trials": trials, "partitions": _groups(cfg, trials),
-                     "variant": variant, "requests": requests, "rows": rows, "config": config_record(params)})
-    write_json(timing, {"rows": len(sigma), "seconds": seconds, "threads": torch.get_num_threads(),
+    write_json(out, {"dataset": dataset, "data": meta.get("data", dataset), "n": n, "trials": trials,
+                     "partitions": _groups(cfg, trials), "variant": variant, "requests": requests, "rows": rows,
+                     "untestable": untestable, "config": config_record(params)})
+    write_json(timing, {"rows": matrix, "seconds": seconds, "threads": torch.get_num_threads(),
                         "device": str(device)})
