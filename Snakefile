@@ -52,7 +52,7 @@ rule data:
     input:
         sorted({features_path(e) for e in ["spine", *PDUDT_EXPS]}
                | {f"data/features/{CDFL_SOURCE[d]}.safetensors" for d in CDFL_RUN}),
-        [f"data/processed/{d}.safetensors" for d in SGLU_TRAINED],
+        [f"data/processed/{SGLU_SOURCE[d]}.safetensors" for d in SGLU_TRAINED],
         [f"data/processed/{RRDU_SOURCE[d]}.safetensors" for d in RRDU_RUN],  # the datasets serving the columns
 
 
