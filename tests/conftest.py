@@ -98,8 +98,10 @@ def tiny_params(params: dict) -> dict:
     params["spine"]["eval"]["mia_samples"] = 30
     params["spine"]["quick"] = {}
     pdudt = params["pdudt"]
-    pdudt.update(datasets=["synthetic"], models={"synthetic": "mlp"}, mlp_hidden=16, clients=4,
-                 sigmas=[0.001, 0.01], default_sigma=0.001, quick={}, paper={})
+    # MNIST's column on the 5,000-digit subset (issue 38), through the same rules; 60 digits a client (by_dataset)
+    pdudt.update(datasets=["synthetic", "mnist"], models={"synthetic": "mlp", "mnist": "mlp"}, mlp_hidden=16,
+                 clients=4, sigmas=[0.001, 0.01], default_sigma=0.001, quick={}, paper={},
+                 by_dataset={"mnist": {"partition": {"train_per_client": 60}}})
     pdudt["partition"].update(train_per_client=40)
     pdudt["train"].update(rounds=3, batch_size=16, lr=0.1, checkpoint_every=3)
     pdudt["forget"].update(client=3)

@@ -444,7 +444,8 @@ def test_torchvisions_mnist_takes_precedence_over_the_subset_and_only_ready_pape
     raw, processed = tmp_path / "raw", tmp_path / "processed"
     assert column_source("mnist", raw, "rrdu", processed) == "mnist_5k"
     assert column_source("mnist", raw, "sglu", processed) == "mnist_5k"
-    assert column_source("mnist", raw, "pdudt", processed) == "mnist"
+    assert column_source("mnist", raw, "pdudt", processed) == "mnist_5k"
+    assert column_source("mnist", raw, "spine", processed) == "mnist"  # a section whose report does not judge one
     assert missing_reason("mnist", raw, processed / "mnist.safetensors").startswith(f"{raw}/MNIST/raw")
     assert column_source("fashion_mnist", raw, "rrdu", processed) == "fashion_mnist"
     (raw / "MNIST" / "raw").mkdir(parents=True)

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from unlearning.data.availability import missing_reason
+from unlearning.data.partition import partition
 from unlearning.evaluate.attacks.shadow import balanced_auc, repeated_attack, stratified_halves
 from unlearning.experiment import load_setup
 from unlearning.experiments.pdudt import report
@@ -20,6 +21,7 @@ from unlearning.history import History, HistoryWriter
 from unlearning.methods import TrainedState, get_method, hdus
 from unlearning.methods.fats import fedavg_rounds, sample_clients, train_fats
 from unlearning.methods.fedrecovery import server_schedule, train_server
+from unlearning.report.compare import subset_status
 from unlearning.train.dsgd import train
 
 
@@ -485,3 +487,41 @@ def test_the_correction_sentence_comes_from_the_gaps():
     assert "the plain sum (ablation) widens the gap by 40.0 % to retraining (its correction is 1.9" in text
     assert "class 9 at 0.000, the other classes at 0.720" in text
     assert report.correction_verdict(report.gaps_table([]), 9) == ""
+
+
+def test_a_subsets_rows_show_the_papers_values_beside_them_and_are_not_compared():
+    """Issue 38: PDUDT's MNIST rows on the 5,000-digit subset keep the paper's value beside ours, marked "not
+    comparable: subset"; the Fashion-MNIST rows are judged as before."""
+    def on_subset(result):
+        return {**result, "experiment": "pdudt_mnist", "data": "mnist_5k"}
+
+    results = [on_subset(_result(m, p)) for m, p in (("original", 63.0), ("pdudt", 53.0))]
+    table = report.table3(results + [_result("original", 63.0)], {}, {"mnist": 0.002, "fashion_mnist": 0.002})
+    mnist = table[(table.dataset == "mnist") & (table.checkpoint == "B")].set_index("method")
+    assert mnist.loc["pdudt", "status"] == subset_status() and mnist.loc["pdudt", "paper_mean"] > 0
+    assert table[(table.dataset == "fashion_mnist") & (table.method == "original")].status.iloc[0] == "within"
+    timings = [{"experiment": "pdudt_mnist", "data": "mnist_5k", "methods": {
+        "retrain": {"seconds": 100.0}, "pdudt": {"seconds": 0.5}}}]
+    t2 = report.table2(timings, {}).set_index("method")
+    assert t2.loc["pdudt", "status"] == subset_status() and t2.loc["retrain", "status"] == "reference"
+    assert report._dataset_labels(results + [_result("original", 1.0)]) == {
+        "mnist": "mnist (real MNIST, 5,000-digit subset)", "fashion_mnist": "fashion_mnist"}
+
+
+def test_the_partition_refuses_more_samples_than_the_data_holds():
+    """No silent shrinking: 500 a client for 10 clients needs 5,000 samples; the MNIST subset's training set holds
+    4,000 (params.yaml sizes its PDUDT column by pdudt.by_dataset)."""
+    labels = torch.arange(4000) % 10
+    with pytest.raises(ValueError, match="train_per_client = 500 x 10 clients needs 5000 .* valid: at most 400"):
+        partition(labels, 10, "class_to_target", 0, per_client=500, target=9, target_class=9)
+    shares = partition(labels, 10, "class_to_target", 0, per_client=400, target=9, target_class=9)
+    assert sum(len(s) for s in shares) == 4000 and set(labels[shares[9]].tolist()) == {9}
+
+
+def test_a_datasets_own_override_is_merged_into_its_experiment(params):
+    from unlearning.config import experiment_config
+
+    params["scale"] = "quick"
+    assert experiment_config(params, "pdudt_mnist")["partition"]["train_per_client"] == 400
+    assert experiment_config(params, "pdudt_fashion_mnist")["partition"]["train_per_client"] == 500
+    assert "by_dataset" not in experiment_config(params, "pdudt_mnist")

@@ -178,8 +178,9 @@ def setting_experiments(params: dict, section: str) -> list[str]:
 
 
 def experiment_config(params: dict, name: str) -> dict:
-    """The merged config of experiment `name`: a section, `<section>_<dataset>` (dataset and model set), or
-    `<section>-<setting>_<dataset>` with the candidate setting's override merged in last."""
+    """The merged config of experiment `name`: a section, `<section>_<dataset>` (dataset and model set, and the
+    section's `by_dataset.<dataset>` override merged in after the scale's), or `<section>-<setting>_<dataset>` with
+    the candidate setting's override merged in last."""
     if name in SECTIONS:
         return section_config(params, name)
     head, _, dataset = name.partition("_")
@@ -187,6 +188,7 @@ def experiment_config(params: dict, name: str) -> dict:
     if section not in PER_DATASET:
         raise KeyError(f"experiment {name!r}: unknown; valid: spine, pdudt_<dataset> or pdudt-<setting>_<dataset>")
     cfg = section_config(params, section)
+    cfg = deep_merge(cfg, (cfg.pop("by_dataset", None) or {}).get(dataset) or {})  # a dataset's own sizes
     if setting:
         candidates = (cfg.get("settings") or {}).get("candidates", {})
         if setting not in candidates:

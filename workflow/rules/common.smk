@@ -92,7 +92,12 @@ def training_params(exp):
 
 
 def features_path(exp):
-    return f"data/features/{experiment_config(config, exp)['dataset']}.safetensors"
+    """The features experiment `exp` trains on: its dataset's, or for PDUDT those of the dataset serving the column
+    (data/availability.py column_source: the MNIST subset when torchvision's MNIST is not on disk)."""
+    dataset = experiment_config(config, exp)["dataset"]
+    if exp.startswith("pdudt"):
+        dataset = column_source(dataset, config["data"]["raw_root"], "pdudt")
+    return f"data/features/{dataset}.safetensors"
 
 
 def spine_methods():
@@ -119,10 +124,11 @@ def spine_timings():
 
 # --- PDUDT: datasets on disk run; the others show in the report as missing, with the reason ---
 PDUDT = experiment_config(config, "pdudt")
+PDUDT_SOURCE = {d: column_source(d, config["data"]["raw_root"], "pdudt") for d in PDUDT["datasets"]}  # as RRDU's
 PDUDT_MISSING = {
     d: reason
-    for d in PDUDT["datasets"]
-    if (reason := missing_reason(d, config["data"]["raw_root"], f"data/processed/{d}.safetensors"))
+    for d, src in PDUDT_SOURCE.items()
+    if (reason := missing_reason(src, config["data"]["raw_root"], f"data/processed/{src}.safetensors"))
 }
 PDUDT_EXPS = [f"pdudt_{d}" for d in PDUDT["datasets"] if d not in PDUDT_MISSING]
 PDUDT_SERVERS = pdudt_layout.SERVERS  # baselines with a training run of their own

@@ -43,7 +43,7 @@ def mnist_5k_file() -> Path:
 # The MNIST columns of the papers whose reports judge the 5,000-digit subset as such (its cells "not comparable:
 # subset", the paper's value beside them, the claims judged on it) read mnist_5k when torchvision's MNIST is not on
 # disk; the other papers' MNIST columns show as missing until theirs do (issue 38).
-MNIST_SUBSET_PAPERS = ("rrdu", "cdfl", "sglu")
+MNIST_SUBSET_PAPERS = ("rrdu", "cdfl", "sglu", "pdudt")
 MNIST_SUBSET_LABEL = "real MNIST, 5,000-digit subset"
 
 

@@ -30,6 +30,9 @@ def partition(labels: torch.Tensor, clients: int, kind: str, seed: int, alpha: f
     y = labels.numpy()
     pool = rng.permutation(len(y))
     if per_client is not None:
+        if per_client * clients > len(y):
+            raise ValueError(f"train_per_client = {per_client} x {clients} clients needs {per_client * clients} "
+                             f"training samples; the data set holds {len(y)}: valid: at most {len(y) // clients}")
         pool = pool[: per_client * clients]
     if kind == "iid":
         shares = np.array_split(pool, clients)

@@ -12,7 +12,8 @@ from ...report.compare import COUNTED
 
 # section -> (title, what runs offline, main record folder under reports/recorded/, what that record is)
 PAPERS_TABLE = {
-    "pdudt": ("PDUDT (Qiao et al., ICML 2025)", "Fashion-MNIST; MNIST, CIFAR-10, SVHN need a network",
+    "pdudt": ("PDUDT (Qiao et al., ICML 2025)", "Fashion-MNIST; MNIST's rows on real MNIST, a 5,000-digit subset; "
+              "CIFAR-10, SVHN need a network",
               "pdudt_fashion_mnist", "paper sizes, MLP, CPU"),
     "sglu": ("SGLU (Chien et al., 2024)", "Table 3 and Fig. 3b/3d (accounting) in full; Fig. 3a/3c on a "
              "Fashion-MNIST stand-in and on real MNIST, a 5,000-digit subset", "sglu_fashion_mnist",

@@ -423,6 +423,12 @@ def evaluate_ensembles(setup: Setup, ensembles: dict, attack, eval_idx: torch.Te
     }
 
 
+def served_by(features: str) -> str:
+    """The dataset whose features an experiment trained on: "mnist_5k" where the 5,000-digit subset serves MNIST's
+    column (the workflow's features_path), else the experiment's own."""
+    return load_metadata(features)["dataset"]
+
+
 def step_evaluate(params: dict, name: str, methods: list[str], features: str, split: str, attack: str,
                   checkpoint: str) -> None:
     """Every one of `methods` evaluated at `checkpoint` in one job (issue 40: the attack's forests and RMIA's
@@ -441,7 +447,8 @@ def step_evaluate(params: dict, name: str, methods: list[str], features: str, sp
                 raise ValueError(f"{layout.result_a(name, method)}: not checkpoint A alone of {method} in {name}")
             models = layout.models_b(name, method) if continues else None
         else:
-            result = {"method": method, "experiment": name, "scale": params["scale"], "checkpoints": {}}
+            result = {"method": method, "experiment": name, "data": served_by(features), "scale": params["scale"],
+                      "checkpoints": {}}
             if method == "original":
                 result["all_clients"] = {}
             models = layout.models_a(name, method)
@@ -537,7 +544,8 @@ def step_timing(params: dict, name: str, features: str, split: str, pretrain_dir
             return client_correction(h, row, lr, horizon) + client_noise(h.dim, n, sigma, setup.seed, "timing")
         return run
 
-    result = {"experiment": name, "client": client, "device": str(setup.device), "repeats": repeats,
+    result = {"experiment": name, "data": served_by(features), "client": client, "device": str(setup.device),
+              "repeats": repeats,
               "threads": torch.get_num_threads(), "methods": {}}
     for method, horizon in (("pdudt", len(history)), ("pdudt_es", min(cfg["pdudt_es"]["es_rounds"], len(history)))):
         median, times = _median_time(pdudt_on_client(horizon), repeats)
