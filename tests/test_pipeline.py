@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, workflow_env
+from unlearning.files import load_tensors
 
 SNAKEMAKE = os.path.join(os.path.dirname(sys.executable), "snakemake")
 
@@ -211,6 +212,11 @@ def test_end_to_end_runs_pdudt(two_runs):
     assert gaps["pdudt_sum"]["correction_over_gap"] > 0 and gaps["pdudt"]["correction_over_gap"] > 0
     for name in ("figure1", "figure2", "subsequent"):
         assert (a / "reports" / "pdudt" / f"{name}.png").stat().st_size > 1000
+    # MNIST's rows on the 5,000-digit subset (issue 38), 60 digits a client (tiny's pdudt.by_dataset)
+    mnist = json.loads((a / "results" / "pdudt_mnist" / "pdudt.json").read_text())
+    assert mnist["data"] == "mnist_5k" and "mnist (real MNIST, 5,000-digit subset)" in report
+    split = load_tensors(str(a / "data" / "splits" / "pdudt_mnist.safetensors"))
+    assert sum(len(v) for k, v in split.items() if k.endswith(".indices")) == 4 * 60
 
 
 def test_rerun_gives_byte_identical_results(two_runs):
