@@ -103,8 +103,9 @@ def accounting(cfg: dict, dataset: str, n: int, d: int, x: torch.Tensor | None, 
         if strict or sigma < top - 1e-6:
             return {"b": b, "epsilon": eps, "T": T, "sigma": sigma}
         least = acc.sigma_for_budget(k, eps, delta, 1, T, bracket=WIDE_BRACKET)
+        bound = ">= " if least >= WIDE_BRACKET[1] - 1 else ""  # beyond the wide bracket too
         return {"b": b, "epsilon": eps, "T": T, "sigma": None, "least_sigma": least,
-                "untestable": f"no sigma <= {top:g} certifies one epoch (least sigma {least:.4g}; n = {n}, "
+                "untestable": f"no sigma <= {top:g} certifies one epoch (least sigma {bound}{least:.4g}; n = {n}, "
                               f"lambda = {k.m:.3g}, {n // k.b} step(s) an epoch at b = {b}, T = {T})"}
 
     out["table3"] = [sigma_row(b, eps, acc.burn_in(_constants(cfg, n, b)))  # the paper's Table 2 burn-in
