@@ -136,6 +136,18 @@ def test_pdudt_training_steps_are_one_job_at_quick_and_one_a_method_at_paper(tmp
     assert "pdudt_continue_pdudt_synthetic" not in paper
 
 
+def test_a_datasets_own_methods_set_what_its_experiment_runs_and_the_report_reads(tmp_path):
+    """`pdudt.by_dataset.<dataset>.methods` (issue 38's override) changes that experiment's jobs and the report's
+    inputs: a dry run of the whole report plans no job of a method left out, and no missing input."""
+    params = tiny()
+    params["pdudt"]["by_dataset"]["mnist"]["methods"] = ["retrain", "pdudt"]
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    plan = subprocess.run([SNAKEMAKE, "-n", "--cores", "2", "-d", str(tmp_path), "-s", str(ROOT / "Snakefile"),
+                           "reports/pdudt/index.md"], capture_output=True, text=True, check=True).stdout
+    assert "results/pdudt_mnist/pdudt.json" in plan and "results/pdudt_mnist/fats.json" not in plan
+    assert "results/pdudt_synthetic/fats.json" in plan
+
+
 def test_no_subsequent_rounds_leave_out_the_continuation_but_not_checkpoint_b(tmp_path):
     """`subsequent.rounds: 0` (the quick scale's candidates but eq2 and pretrained, issue 40): no continuation job;
     the checkpoint-B job still writes the experiment's results (A's alone), which the report reads."""

@@ -134,7 +134,9 @@ PDUDT_EXPS = [f"pdudt_{d}" for d in PDUDT["datasets"] if d not in PDUDT_MISSING]
 PDUDT_SERVERS = pdudt_layout.SERVERS  # baselines with a training run of their own
 PDUDT_CONTINUED = pdudt_layout.CONTINUED
 # FedRecovery is judged against its own original, the FedAvg server's global model before the removal
-PDUDT_EVALUATED = pdudt_layout.evaluated(PDUDT["methods"])
+def pdudt_evaluated(exp):
+    """What experiment `exp` evaluates: its own methods (a `by_dataset` or candidate override may change them)."""
+    return pdudt_layout.evaluated(experiment_config(config, exp)["methods"])
 
 
 # PDUDT's training steps (the baselines' own runs, the unlearning variants, the subsequent rounds) run every method of
@@ -164,11 +166,11 @@ def pdudt_method_params(exp, method):
 
 
 def pdudt_results():
-    return [f"results/{e}/{m}.json" for e in PDUDT_EXPS for m in PDUDT_EVALUATED]
+    return [f"results/{e}/{m}.json" for e in PDUDT_EXPS for m in pdudt_evaluated(e)]
 
 
 def pdudt_curves():
-    return [f"artifacts/{e}/subsequent/{m}/curve.json" for e in PDUDT_EXPS for m in PDUDT_EVALUATED
+    return [f"artifacts/{e}/subsequent/{m}/curve.json" for e in PDUDT_EXPS for m in pdudt_evaluated(e)
             if m in PDUDT_CONTINUED]
 
 
@@ -192,7 +194,7 @@ PDUDT_SETTING_METHODS = ("original", "retrain", "pdudt", "pdudt_es")
 def pdudt_setting_results():
     """What the settings table and Figure 1's pretrained start read: the default experiments' Origin, Retrain,
     PDUDT and PDUDT (ES), and every method of every candidate."""
-    out = [f"results/{e}/{m}.json" for e in PDUDT_EXPS for m in PDUDT_SETTING_METHODS if m in PDUDT_EVALUATED]
+    out = [f"results/{e}/{m}.json" for e in PDUDT_EXPS for m in PDUDT_SETTING_METHODS if m in pdudt_evaluated(e)]
     for e in PDUDT_SETTING_EXPS:
         out += [f"results/{e}/{m}.json" for m in ["original", *experiment_config(config, e)["methods"]]]
     return out

@@ -60,7 +60,7 @@ rule pdudt_timing:
         code=PDUDT_CODE,
         history="artifacts/{exp}/pretrain/history",
         servers=lambda wc: [f"{pdudt_layout.server_dir(wc.exp, k)}/history" for k in PDUDT_SERVERS
-                            if k in PDUDT["methods"]],
+                            if k in experiment_config(config, wc.exp)["methods"]],
     output:
         "timings/{exp}/table2.json",
     params:
