@@ -22,7 +22,7 @@ import yaml
 from conftest import ROOT
 
 BIN = Path(sys.executable).parent
-SGLU_RULES = {"sglu_features", "sglu_accounting", "sglu_run", "sglu_report"}
+SGLU_RULES = {"sglu_features", "sglu_accounting", "sglu_subset_accounting", "sglu_run", "sglu_report"}
 TARGETS = {"all", "data", "experiments"}  # the stages' Snakemake targets
 HISTORY = "artifacts/spine/pretrain/history/grads.npy"
 FRONT = {"provenance", "index"}  # the run's provenance record and the front page follow every result
