@@ -148,6 +148,19 @@ def test_a_datasets_own_methods_set_what_its_experiment_runs_and_the_report_read
     assert "results/pdudt_synthetic/fats.json" in plan
 
 
+def test_more_samples_than_the_mnist_subset_holds_stop_before_any_job(tmp_path):
+    """check_params counts MNIST's 60,000 training digits; where the 5,000-digit subset serves the column (4,000 to
+    train on), the workflow names the key and the largest valid value before planning a job."""
+    params = tiny()
+    params["pdudt"]["by_dataset"]["mnist"]["partition"]["train_per_client"] = 1001
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    run = subprocess.run([SNAKEMAKE, "-n", "--cores", "2", "-d", str(tmp_path), "-s", str(ROOT / "Snakefile")],
+                         capture_output=True, text=True)
+    assert run.returncode != 0
+    assert ("pdudt.partition.train_per_client (pdudt_mnist): 1001 x 4 clients needs 4004 training samples, but "
+            "mnist_5k serves mnist's column with 4000; valid: at most 1000") in run.stderr
+
+
 def test_no_subsequent_rounds_leave_out_the_continuation_but_not_checkpoint_b(tmp_path):
     """`subsequent.rounds: 0` (the quick scale's candidates but eq2 and pretrained, issue 40): no continuation job;
     the checkpoint-B job still writes the experiment's results (A's alone), which the report reads."""

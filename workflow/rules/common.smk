@@ -6,8 +6,8 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
-from unlearning.config import (ParamsError, check_params, experiment_config, experiments, load_params, section_config,
-                               setting_experiments)
+from unlearning.config import (DATASET_INFO, ParamsError, check_params, experiment_config, experiments, load_params,
+                               section_config, setting_experiments)
 from unlearning.data.availability import (column_source, features_missing_reason, missing_reason,
                                           user_data_missing_reason)
 from unlearning.experiments.pdudt import layout as pdudt_layout
@@ -28,6 +28,19 @@ except Exception as err:  # one line naming the key, then stop before any job ru
         message = str(params_err)
     sys.stderr.write(f"error: {message}\n")
     sys.exit(2)
+
+
+
+def check_served_size(key, dataset, source, per_client, clients):
+    """Stop before any job runs when `per_client x clients` exceeds the training set of the dataset serving a column
+    (the MNIST subset holds 4,000 digits where check_params counted MNIST's 60,000)."""
+    if source != dataset and per_client is not None and per_client * clients > DATASET_INFO[source][2]:
+        size = DATASET_INFO[source][2]
+        sys.stderr.write(f"error: {key}: {per_client} x {clients} clients needs {per_client * clients} training "
+                         f"samples, but {source} serves {dataset}'s column with {size}; valid: at most "
+                         f"{size // clients}, or torchvision's {dataset} under data.raw_root\n")
+        sys.exit(2)
+
 
 SPINE = experiment_config(config, "spine")
 # The configuration Snakemake holds (params.yaml, then --configfile, then --config key=value), written once
@@ -131,6 +144,10 @@ PDUDT_MISSING = {
     if (reason := missing_reason(src, config["data"]["raw_root"], f"data/processed/{src}.safetensors"))
 }
 PDUDT_EXPS = [f"pdudt_{d}" for d in PDUDT["datasets"] if d not in PDUDT_MISSING]
+for _d in PDUDT_EXPS:
+    _cfg = experiment_config(config, _d)
+    check_served_size(f"pdudt.partition.train_per_client ({_d})", _cfg["dataset"], PDUDT_SOURCE[_cfg["dataset"]],
+                      _cfg["partition"]["train_per_client"], _cfg["clients"])
 PDUDT_SERVERS = pdudt_layout.SERVERS  # baselines with a training run of their own
 PDUDT_CONTINUED = pdudt_layout.CONTINUED
 # FedRecovery is judged against its own original, the FedAvg server's global model before the removal
@@ -311,6 +328,9 @@ CDFL_MISSING = {
     if (reason := missing_reason(src, config["data"]["raw_root"], f"data/processed/{src}.safetensors"))
 }
 CDFL_RUN = [d for d in CDFL["datasets"] if d not in CDFL_MISSING]
+for _d in CDFL_RUN:
+    check_served_size("cdfl.partition.train_per_client", _d, CDFL_SOURCE[_d], CDFL["partition"]["train_per_client"],
+                      CDFL["clients"])
 CDFL_CELLS = [f"{d}/{p}_{t}_s{s}" for d in CDFL_RUN for p in CDFL["partition"]["kinds"]
               for t in CDFL["topology"]["kinds"] for s in CDFL["seeds"]]
 
@@ -443,6 +463,8 @@ RRDU_MISSING = {
     if (reason := missing_reason(src, config["data"]["raw_root"], f"data/processed/{src}.safetensors"))
 }
 RRDU_RUN = [d for d in RRDU["datasets"] if d not in RRDU_MISSING]
+for _d in RRDU_RUN:
+    check_served_size("rrdu.train_per_client", _d, RRDU_SOURCE[_d], RRDU["train_per_client"], RRDU["clients"])
 RRDU_TABLES = ("table3", "table14", "table15", "table16", "table17", "figure1", "claims", "cost", "certificate")
 
 
