@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...data.availability import column_label
 from ...files import atomic_path
 from ...report import style
 from ...report.compare import (
@@ -29,8 +28,10 @@ from ...report.compare import (
     UNINFORMATIVE,
     WITHIN,
     count_tables,
+    dataset_labels,
     kind,
     missing_status,
+    on_subset,
     read_reference,
     read_table,
     relabel,
@@ -138,15 +139,18 @@ def _dataset(experiment: str) -> str:
     return _setting(experiment)[1]
 
 
+def _as_run(result: dict) -> dict:
+    """An experiment's result in the shape compare's subset helpers read: its column and the data that served it."""
+    dataset = _dataset(result["experiment"])
+    return {"dataset": dataset, "data": result.get("data", dataset)}
+
+
 def _on_subset(result: dict) -> bool:
-    """Whether an experiment's result was computed on a subset serving its dataset's column (its `data` key)."""
-    return result.get("data", _dataset(result["experiment"])) != _dataset(result["experiment"])
+    return on_subset(_as_run(result))
 
 
 def _dataset_labels(results: list[dict]) -> dict[str, str]:
-    """Each dataset -> how the tables show it: a column served by the MNIST subset says so."""
-    return {_dataset(r["experiment"]): column_label(_dataset(r["experiment"]), r.get("data", _dataset(r["experiment"])))
-            for r in results}
+    return dataset_labels([_as_run(r) for r in results])
 
 
 def _variant(result: dict, checkpoint: str, sigma) -> dict | None:
