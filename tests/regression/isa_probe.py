@@ -28,6 +28,15 @@ HERE = Path(__file__).resolve().parent
 RECORD = HERE / "isa_probe.json"
 
 SETTINGS = isa.SETTINGS
+# operation families whose bits follow the CPU's vendor under every setting: recorded as evidence, never compared
+# across machines; the project computes none of them (unlearning.floatmath, torch's fused Adam; README "The leak")
+VENDOR_DEPENDENT = {
+    "mkl_vml_float32": "MKL's float32 vector math (exp, erf, sqrt, log, tanh), which ATen calls: an AMD EPYC and an "
+                       "Intel Xeon differ under MKL_CBWR=COMPATIBLE, and on the AMD MKL_CBWR does not move it",
+    "adam": "torch.optim.Adam's default (foreach) step takes VML's float32 sqrt",
+    "aten_elementwise": "retired 2026-11-28: ATen's float32 maps with exp, erf and sqrt among them (now aten_maps and "
+                        "mkl_vml_float32); the family in which the Intel Xeon and the AMD EPYC first differed",
+}
 
 
 def _digest(*arrays) -> str:
@@ -46,7 +55,9 @@ def probe(threads: int = 1) -> dict[str, str]:
     from sklearn.metrics import roc_auc_score
     from torch.func import functional_call, grad, vmap
 
+    from unlearning import floatmath
     from unlearning.models import build_model
+    from unlearning.train.optim import LocalOptimizer
 
     torch.set_num_threads(threads)
     torch.manual_seed(0)
@@ -66,8 +77,13 @@ def probe(threads: int = 1) -> dict[str, str]:
     out["numpy_random"] = _digest(rng.standard_normal(10_000), rng.permutation(1000), rng.integers(0, 10, 999))
     # elementwise maps and reductions of ATen
     v = torch.randn(4099, generator=g, dtype=torch.float32)
-    out["aten_elementwise"] = _digest(v.exp(), v.sigmoid(), v.abs().log1p(), torch.erf(v), v.softmax(0),
-                                      v.log_softmax(0), v.relu(), v.clamp(-0.5, 0.5), v.pow(3), v.abs().sqrt())
+    # ATen's own float32 maps (its kernels, glibc's libm), and the float32 functions ATen hands to MKL's vector math
+    # (VML): exp, erf, sqrt, log, tanh; VML's float32 path follows the CPU's vendor (VENDOR_DEPENDENT), so the
+    # project computes these through unlearning.floatmath, whose bits are hashed beside them
+    out["aten_maps"] = _digest(v.sigmoid(), v.abs().log1p(), v.softmax(0), v.log_softmax(0), v.relu(),
+                               v.clamp(-0.5, 0.5), v.pow(3))
+    out["mkl_vml_float32"] = _digest(v.exp(), torch.erf(v), v.abs().sqrt(), (v.abs() + 1).log(), v.tanh())
+    out["floatmath"] = _digest(floatmath.sqrt(v.abs()), floatmath.log(v.abs() + 1), floatmath.tanh(v))
     d = v.double()
     out["aten_elementwise_double"] = _digest(d.exp(), d.abs().log1p(), d.abs().pow(1.7), d.tanh(), d.sin())
     out["aten_reductions"] = _digest(torch.stack([v.sum(), v.mean(), v.norm(), v.logsumexp(0), (v * v).sum(),
@@ -102,15 +118,26 @@ def probe(threads: int = 1) -> dict[str, str]:
         order = sgd.partitions(4, n, b, gb) if b else None
         out[f"noisy_sgd_b={b or 'full'}"] = _digest(sgd.epochs(sgd.initial(runs, dim, sigma, 2e-3, gb), feats, signs,
                                                                order, sigma, count, step, gb, b))
-    # Adam (torch's) on a small regression, and a mixing product of 10 stacked clients
-    p = torch.nn.Parameter(torch.randn(50, 20, generator=g))
-    opt = torch.optim.Adam([p], lr=1e-2)
-    target = torch.randn(30, 20, generator=g)
-    for _ in range(20):
-        opt.zero_grad()
-        ((torch.randn(30, 50, generator=g) @ p - target) ** 2).mean().backward()
-        opt.step()
-    out["adam"] = _digest(p)
+    # Adam on a small regression: torch's default (foreach; its sqrt is VML's), torch's fused kernel (R2D's CNS) and
+    # the project's (train/optim.py: RR-DU's walk, the engine), then a mixing product of 10 stacked clients
+    start, target = torch.randn(50, 20, generator=g), torch.randn(30, 20, generator=g)
+    batches = [torch.randn(30, 50, generator=g) for _ in range(20)]
+    for name, fused in (("adam", None), ("adam_fused", True)):
+        p = torch.nn.Parameter(start.clone())
+        opt = torch.optim.Adam([p], lr=1e-2, fused=fused)
+        for x in batches:
+            opt.zero_grad()
+            ((x @ p - target) ** 2).mean().backward()
+            opt.step()
+        out[name] = _digest(p)
+    theta, local = start.reshape(1, -1).clone(), LocalOptimizer("adam")
+    state = local.init(theta)
+    for x in batches:
+        p = theta.view(50, 20).clone().requires_grad_(True)
+        ((x @ p - target) ** 2).mean().backward()
+        u, state = local.step(p.grad.reshape(1, -1), theta, state)
+        theta = theta - 1e-2 * u
+    out["local_adam"] = _digest(theta)
     mixing = torch.softmax(torch.randn(10, 10, generator=g), 1)
     out["mixing"] = _digest(mixing @ torch.randn(10, 100_000, generator=g))
     m = torch.randn(40, 40, generator=g)

@@ -23,6 +23,7 @@ import numbers
 
 import torch
 
+from .. import floatmath
 from ..seeding import generator
 
 
@@ -45,7 +46,7 @@ def _rule(seed: int, dim: int, hidden: int = 16) -> tuple[torch.Tensor, torch.Te
 
 def _score(x: torch.Tensor, rule: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
     W1, w2 = rule
-    return torch.tanh(x @ W1 * 2.0) @ w2
+    return floatmath.tanh(x @ W1 * 2.0) @ w2
 
 
 def _samples(seed: int, purpose: str, sizes: torch.Tensor, dim: int, offset_scale: float

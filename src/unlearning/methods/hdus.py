@@ -25,6 +25,7 @@ import torch
 import torch.nn.functional as F
 from torch.func import functional_call, grad, vmap
 
+from .. import floatmath
 from ..experiment import Setup
 from ..files import load_tensors, save_tensors
 from ..seeding import generator
@@ -133,7 +134,7 @@ def refit_weights(probs: torch.Tensor, labels: torch.Tensor, lr: float, batch: i
     picked = probs.gather(2, labels.view(1, -1, 1).expand(probs.shape[0], -1, 1)).squeeze(2)  # [m, N]
     for rows in torch.split(torch.randperm(len(labels), generator=gen).to(probs.device), batch):
         mix = (logits.softmax(0)[:, None] * picked[:, rows]).sum(0)
-        loss = -mix.clamp_min(1e-12).log().mean()
+        loss = -floatmath.log(mix.clamp_min(1e-12)).mean()
         (g,) = torch.autograd.grad(loss, logits)
         with torch.no_grad():
             logits -= lr * g

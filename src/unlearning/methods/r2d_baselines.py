@@ -2,9 +2,9 @@
 each with its own training run, as the authors ran them.
 
 CNS (Constrained Newton Step, Zhang et al. 2024): black-box but constrained.
-- Training: Adam (weight decay `wd`) on shuffled minibatches; after every step all parameters are projected onto
-  the l2 ball of radius R (theta <- theta R / ||theta|| when ||theta|| > R); the epoch with the lowest validation
-  loss is kept.
+- Training: Adam (weight decay `wd`; torch's fused kernel, whose square root is IEEE on every CPU) on shuffled
+  minibatches; after every step all parameters are projected onto the l2 ball of radius R (theta <- theta R /
+  ||theta|| when ||theta|| > R); the epoch with the lowest validation loss is kept.
 - Unlearning: one Newton step on the retained data with the inverse Hessian-vector product estimated by LiSSA
   (a truncated Taylor series): g = grad[mean CE over D' + lam sum_tensors ||p||_2]; s1 times: H = g, then s2
   times H <- H + g - (Hessian of [CE(batch of bs, drawn with replacement) + (lam + gamma) sum ||p||_2]) H / scale;
@@ -35,6 +35,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .. import floatmath
 from ..seeding import generator
 from ..train.checkpointed_sgd import set_flat
 from ..train.flat import FlatSpec
@@ -54,7 +55,7 @@ def _flat_grad(grads) -> torch.Tensor:
 
 
 def param_norm(params: list[torch.Tensor]) -> torch.Tensor:
-    return torch.sqrt(sum((p.detach() ** 2).sum() for p in params))
+    return floatmath.sqrt(sum((p.detach() ** 2).sum() for p in params))
 
 
 @torch.no_grad()
@@ -81,7 +82,7 @@ def train_cns(model: nn.Module, X: torch.Tensor, y: torch.Tensor, X_val: torch.T
     """Projected Adam (module docstring); the model is left at the kept epoch."""
     spec = FlatSpec.of(model)
     params = list(model.parameters())
-    opt = torch.optim.Adam(params, lr=lr, weight_decay=wd)
+    opt = torch.optim.Adam(params, lr=lr, weight_decay=wd, fused=True)  # its sqrt is IEEE on every CPU (floatmath)
     best, best_loss, losses, seconds = spec.flatten(model).clone(), math.inf, [], []
     selected = 0
     for epoch in range(epochs):

@@ -27,6 +27,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .. import floatmath
 from ..history import CheckpointStore
 from ..seeding import generator
 from .flat import FlatSpec
@@ -109,7 +110,7 @@ def run_epochs(model: nn.Module, X: torch.Tensor, y: torch.Tensor, schedule: Sch
         for step, batch in enumerate(batches):
             loss = loss_fn(model(X[batch]), y[batch])
             grads = torch.autograd.grad(loss, params)
-            norm = float(torch.sqrt(sum((g * g).sum() for g in grads)))
+            norm = float(floatmath.sqrt(sum((g * g).sum() for g in grads)))
             if not (math.isfinite(norm) and math.isfinite(float(loss.detach()))):
                 raise Diverged(f"epoch {epoch}, step {step}: the loss ({float(loss.detach()):g}) or its gradient norm "
                                f"({norm:g}) is not finite; valid: a smaller lr0")

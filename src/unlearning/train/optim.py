@@ -6,6 +6,9 @@ term (lambda/2)||x||^2 in the local loss, whose gradient lambda x is added to th
 (torch's `weight_decay`, the regularised loss of Wu et al. 2026, eq. 4). Each client has its own state
 (momentum buffer, Adam moments and step count), stacked like the parameters.
 
+Adam's square root is the IEEE one on every CPU (unlearning.floatmath; torch's own float32 sqrt on the CPU is
+MKL's, whose bits follow the CPU's vendor), so a step is torch.optim.Adam's up to that rounding.
+
 `step` returns the update direction u of every row (the parameters move by -lr u), so the local
 pseudo-gradient (theta - phi) / lr is the sum of the u of a round, for every optimizer. Rows whose client
 has no minibatch at a local step neither move nor change their state (an optimizer that is not stepped).
@@ -16,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
+
+from .. import floatmath
 
 OPTIMIZERS = ("sgd", "momentum", "adam")
 
@@ -82,7 +87,7 @@ class LocalOptimizer:
             t = steps.clamp_min(1).to(torch.float64)
             bc1 = (1 - beta1 ** t).to(g.dtype).view(-1, 1)
             bc2_sqrt = (1 - beta2 ** t).sqrt().to(g.dtype).view(-1, 1)
-            u = torch.div(m, v.sqrt().div_(bc2_sqrt).add_(self.eps)).div_(bc1)
+            u = torch.div(m, floatmath.sqrt(v).div_(bc2_sqrt).add_(self.eps)).div_(bc1)
             new = OptState(steps, exp_avg=m, exp_avg_sq=v)
         return keep(u, u.new_zeros(())), new
 

@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ... import floatmath
 from ...config import deep_merge
 from ...evaluate.attacks import rmia
 from ...evaluate.attacks.loss_threshold import loss_threshold_auc
@@ -204,7 +205,7 @@ class Judge:
         s = self.setup
         y_test = s.y_test.cpu()
         p_test, p_forget = probs_fn(s.x_test), probs_fn(self.x_forget)
-        nll = lambda p, y: -p.gather(1, y.long()[:, None])[:, 0].clamp_min(1e-12).log()  # noqa: E731
+        nll = lambda p, y: -floatmath.log(p.gather(1, y.long()[:, None])[:, 0].clamp_min(1e-12))  # noqa: E731
         p_cand = np.r_[self._true(probs_fn, self.x_forget, self.y_forget), self._true(probs_fn, self.x_out, self.y_out)]
         score = self.rmia.member_scores({"p_target": p_cand, "p_ref": self.p_ref, "ref_member": self.cand_member,
                                          "p_target_pop": self._true(probs_fn, self.x_pop, self.y_pop)})

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ... import floatmath
 from ...config import experiment_config
 from ...experiment import Setup, load_setup
 from ...files import load_metadata, load_tensors, read_json, save_tensors, write_json
@@ -389,7 +390,7 @@ def evaluate_ensembles(setup: Setup, ensembles: dict, attack, eval_idx: torch.Te
     cfg, y_test = setup.cfg, setup.y_test.cpu()
     x_members, y_members, x_neg, y_neg = attack_samples(setup, eval_idx)
     pairs = class_matched_pairs(y_members, y_test, cfg["eval"]["mia_samples"], generator(setup.seed, setup.name, "mia"))
-    nll = lambda p, y: -p.gather(1, y.view(-1, 1)).squeeze(1).clamp_min(1e-12).log()  # noqa: E731
+    nll = lambda p, y: -floatmath.log(p.gather(1, y.view(-1, 1)).squeeze(1).clamp_min(1e-12))  # noqa: E731
     per_client, per_class, forget_acc, auc, softmax_in, softmax_out = {}, [], [], [], [], []
     for c, ensemble in ensembles.items():
         p_test = ensemble_probabilities(setup, ensemble, setup.x_test)
