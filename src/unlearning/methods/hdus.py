@@ -51,12 +51,15 @@ def public_set(setup: Setup, fraction: float) -> torch.Tensor:
 
 
 def _distill_loss(setup: Setup):
-    """KL(teacher || student) at temperature T, times T^2 (Hinton et al. 2015), as a function of the student."""
+    """KL(teacher || student) at temperature T, times T^2 (Hinton et al. 2015), as a function of the student:
+    sum_k p_k (log p_k - log q_k) averaged over the batch, p the teacher's softmax (ATen's own exp, where F.kl_div's
+    exp of log-probabilities is MKL's vendor-dependent one; unlearning.floatmath)."""
 
     def loss(student: torch.Tensor, teacher_logits: torch.Tensor, xb: torch.Tensor) -> torch.Tensor:
         logits = functional_call(setup.model, setup.spec.unflatten(student), (xb,))
-        return F.kl_div(F.log_softmax(logits / TEMPERATURE, -1), F.log_softmax(teacher_logits / TEMPERATURE, -1),
-                        log_target=True, reduction="batchmean") * TEMPERATURE ** 2
+        teacher = teacher_logits / TEMPERATURE
+        kl = F.softmax(teacher, -1) * (F.log_softmax(teacher, -1) - F.log_softmax(logits / TEMPERATURE, -1))
+        return kl.sum(-1).mean() * TEMPERATURE ** 2
 
     return loss
 

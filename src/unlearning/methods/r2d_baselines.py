@@ -54,6 +54,12 @@ def _flat_grad(grads) -> torch.Tensor:
     return torch.cat([g.reshape(-1) for g in grads])
 
 
+def _curvature_ce(logits: torch.Tensor, y: torch.Tensor, reduction: str = "mean") -> torch.Tensor:
+    """Cross-entropy for a loss that is differentiated twice (Hessian-vector products), computed in float64: its
+    second derivative calls exp, which on the CPU in float32 is MKL's vendor-dependent one (unlearning.floatmath)."""
+    return F.cross_entropy(logits.double(), y, reduction=reduction)
+
+
 def param_norm(params: list[torch.Tensor]) -> torch.Tensor:
     return floatmath.sqrt(sum((p.detach() ** 2).sum() for p in params))
 
@@ -136,7 +142,7 @@ def lissa_newton_step(model: nn.Module, X: torch.Tensor, y: torch.Tensor, lam: f
         H = g.clone()
         for step in range(s2):
             idx = torch.randint(len(y), (bs,), generator=gen).to(X.device)
-            loss = F.cross_entropy(model(X[idx]), y[idx]) + (lam + gamma) * _tensor_norms(params)
+            loss = _curvature_ce(model(X[idx]), y[idx]) + (lam + gamma) * _tensor_norms(params)
             grads = _flat_grad(torch.autograd.grad(loss, params, create_graph=True))
             hv = _flat_grad(torch.autograd.grad(grads @ H, params))
             H = H + g - hv / scale
@@ -197,7 +203,7 @@ def train_hf(model: nn.Module, X: torch.Tensor, y: torch.Tensor, forget: torch.T
             start = time.perf_counter()
             dev_idx = idx.to(X.device)
             theta = spec.flatten(model)
-            terms = F.cross_entropy(model(X[dev_idx]), y[dev_idx], reduction="none")
+            terms = _curvature_ce(model(X[dev_idx]), y[dev_idx], reduction="none")
             data_loss = terms.mean() if skip is None else (terms * kept[dev_idx]).sum() / len(idx)
             loss = data_loss + 0.5 * l2 * sum((p * p).sum() for p in params)
             _check_finite(loss.detach(), "HF training loss", epoch, s)
@@ -262,7 +268,7 @@ def hf_rho(model: nn.Module, X: torch.Tensor, y: torch.Tensor, clip: float, l2: 
     """The top eigenvalue, by power iteration, of the Hessian of the clipped loss of one batch (X, y) divided by its
     size (HF's rho), at the model's parameters."""
     params = list(model.parameters())
-    loss = F.cross_entropy(model(X), y) + 0.5 * l2 * sum((p * p).sum() for p in params)
+    loss = _curvature_ce(model(X), y) + 0.5 * l2 * sum((p * p).sum() for p in params)
     flat = _flat_grad(torch.autograd.grad(loss, params, create_graph=True))
     norm = torch.linalg.vector_norm(flat)
     g = flat * (clip / norm) if norm > clip else flat

@@ -26,6 +26,7 @@ import math
 import torch
 import torch.nn.functional as F
 
+from ... import floatmath
 from ...privacy import r2d_noise
 from ...train import checkpointed_sgd as cs
 from ...train.flat import FlatSpec
@@ -51,7 +52,7 @@ def gradient_descent(model: torch.nn.Module, x: torch.Tensor, labels: torch.Tens
             own = torch.autograd.grad(F.cross_entropy(model(x[deleted:deleted + 1]), labels[deleted:deleted + 1]),
                                       params)
             diff = sum(((o - (n * g - o) / (n - 1)) ** 2).sum() for o, g in zip(own, grads))
-            needed = max(needed, float(diff.sqrt()) / 2)
+            needed = max(needed, float(floatmath.sqrt(diff)) / 2)
         with torch.no_grad():
             for p, g in zip(params, grads):
                 p.add_(g, alpha=-eta)
