@@ -8,6 +8,8 @@ variable when it loads that pins its code path. `SETTINGS` names the ones this p
     env $(python -m unlearning.isa portable) snakemake --cores all    # the golden files' bits
 
 tests/regression/isa_probe.py checks, operation by operation, that a machine computes the recorded bits under it.
+No variable pins MKL's float32 vector math (ATen's float32 sqrt, exp, log, tanh, erf on the CPU), whose path follows
+the CPU's vendor even under MKL_CBWR=COMPATIBLE: the project computes those through unlearning.floatmath instead.
 """
 
 from __future__ import annotations
