@@ -51,3 +51,45 @@ def test_other_dtypes_and_devices_call_torch_directly(device):
         assert got.dtype == dtype and got.device == v.device
         if dtype == torch.float64 or device.type != "cpu":
             assert torch.equal(got, v.sqrt())
+
+
+def test_the_audit_counts_torchs_own_float32_functions():
+    """The control: torch's float32 sqrt, exp and log on the CPU, and the exp in cross-entropy's second derivative,
+    are MKL's, and the audit sees them; their float64 forms and floatmath's are not counted."""
+    x = torch.rand(10) + 0.5
+    with floatmath.VendorDependentCalls() as calls:
+        x.sqrt(), x.exp(), torch.log(x), x.pow(0.5), x.double().sqrt(), floatmath.sqrt(x), floatmath.log(x)
+    assert dict(calls.counts) == {"sqrt": 1, "exp": 1, "log": 1, "pow": 1}
+    w = torch.randn(3, 4, requires_grad=True)
+    loss = torch.nn.functional.cross_entropy(torch.randn(5, 3) @ w, torch.tensor([0, 1, 2, 3, 0]))
+    (g,) = torch.autograd.grad(loss, w, create_graph=True)
+    with floatmath.VendorDependentCalls() as calls:
+        torch.autograd.grad((g * g).sum(), w)
+    assert calls.counts["exp"] >= 1
+
+
+def test_the_projects_optimizers_and_curvature_call_no_vendor_dependent_function():
+    """Adam (train/optim.py; RR-DU's token walk), CNS's training and LiSSA step, HF's rho (methods/r2d_baselines.py):
+    the steps whose float32 square roots and exponentials made an Intel Xeon and an AMD EPYC differ (issue 53)."""
+    from torch import nn
+
+    from unlearning.methods import r2d_baselines as rb
+    from unlearning.train import random_walk as rw
+    from unlearning.train.optim import LocalOptimizer
+
+    g = torch.Generator().manual_seed(0)
+    X, y = torch.randn(64, 6, generator=g), torch.randint(0, 3, (64,), generator=g)
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 3))
+    with floatmath.VendorDependentCalls() as calls:
+        opt = LocalOptimizer("adam", l2=0.1)
+        theta = torch.randn(2, 5, generator=g)
+        opt.step(torch.randn(2, 5, generator=g), theta, opt.init(theta))
+        token = rw.Token(model, lr=0.01)
+        rw.walk(token, [rw.TensorClient(X, y)] * 3, 3, rw.uniform_neighbour(3), rw.Streams.from_seed(0),
+                batch_size=16)
+        plain = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
+        rb.train_cns(plain, X, y, X, y, lr=1e-3, wd=5e-4, batch=16, epochs=1, R=10.0, seed=0)
+        rb.lissa_newton_step(plain, X, y, lam=1.0, gamma=1.0, s1=1, s2=3, bs=8, scale=100.0, seed=0)
+        rb.hf_rho(plain, X, y, clip=5.0, l2=1e-6, iterations=3)
+    assert not calls.counts, dict(calls.counts)

@@ -10,13 +10,22 @@ than float32's: their result rounded to float32 is the correctly rounded square 
 value lies within one float64 ulp of a float32 midpoint. So these functions compute float32 CPU tensors through
 float64; other devices and dtypes call torch directly (CUDA's float32 sqrt is correctly rounded, so both give the
 IEEE result). Autograd flows through the casts.
+
+`VendorDependentCalls` counts the float32 CPU calls of MKL's functions while a step runs (by aten function), to
+check that a method, a loss or an optimizer computes none (tests/test_floatmath.py runs the project's steps under it).
 """
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Callable
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+# the functions ATen computes with MKL's vector math on the CPU (aten/src/ATen/cpu/vml.h), as aten names
+VML_FUNCTIONS = frozenset({"sqrt", "exp", "log", "tanh", "erf", "erfc", "erfinv", "sin", "cos", "tan", "asin",
+                           "acos", "atan", "log10", "log2"})
 
 
 def _via_float64(op: Callable[[torch.Tensor], torch.Tensor], t: torch.Tensor) -> torch.Tensor:
@@ -38,3 +47,22 @@ def log(t: torch.Tensor) -> torch.Tensor:
 def tanh(t: torch.Tensor) -> torch.Tensor:
     """tanh of `t`; float32 CPU tensors through float64 (module docstring)."""
     return _via_float64(torch.tanh, t)
+
+
+class VendorDependentCalls(TorchDispatchMode):
+    """Within `with VendorDependentCalls() as calls:`, `calls.counts` counts the aten calls of VML_FUNCTIONS (in place,
+    out= and foreach variants included) on float32 CPU tensors, autograd's backward included; pow(x, 0.5) is sqrt."""
+
+    def __init__(self):
+        super().__init__()
+        self.counts: collections.Counter[str] = collections.Counter()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        name = func.overloadpacket.__name__.strip("_").removeprefix("foreach_")
+        if name in VML_FUNCTIONS or (name == "pow" and len(args) > 1 and isinstance(args[1], float)
+                                     and args[1] == 0.5):
+            tensors = [a for a in args if isinstance(a, torch.Tensor)] + [
+                t for a in args if isinstance(a, (list, tuple)) for t in a if isinstance(t, torch.Tensor)]
+            if any(t.dtype == torch.float32 and t.device.type == "cpu" for t in tensors):
+                self.counts[func.overloadpacket.__name__] += 1
+        return func(*args, **(kwargs or {}))
