@@ -3,7 +3,8 @@
 On the CPU, ATen computes float32 sqrt, exp, log, tanh, erf and the other functions MKL implements
 (aten/src/ATen/cpu/vml.h) with MKL's vector math (VML). Its float32 results are not correctly rounded, and an
 AMD EPYC takes another path than an Intel Xeon whatever `MKL_CBWR` says: under the regression's `portable` setting
-the two recorded CPUs differ in exactly these functions (tests/regression/README.md, "The leak"). MKL's float64
+the two recorded CPUs differ in the probe's family of these functions and in Adam, whose only such call is its sqrt
+(tests/regression/README.md, "The leak"). MKL's float64
 functions honour `MKL_CBWR` on both, and they are faithful (error below one float64 ulp), which is 2^29 times finer
 than float32's: their result rounded to float32 is the correctly rounded square root (sqrt cannot fall within
 2^-50 of a float32 midpoint), and for log and tanh the float32 bits differ only where the float64 paths do and the
