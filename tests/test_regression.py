@@ -10,11 +10,13 @@ RR-DU part again), PDUDT's about as much; the tiny run takes them through the sa
 builds them. SGLU's is the exception in cost (a few seconds, and its MNIST accounting at the paper's n is pinned), so
 the run builds it, and its Figure 3a/3c results on the subset are not read.
 
-The run computes on the CPU code paths every x86-64 machine has (conftest's `PINNED`, unlearning.isa's `portable`
-setting, as every workflow of the suite does): another CPU's vector width or vendor would otherwise change
-the last bits, which a short training amplifies like a new seed. `test_portable_setting_computes_the_recorded_bits`
-checks that this machine computes, under that setting, the bits recorded on the machines in
-tests/regression/isa_probe.json, and names the operation that does not.
+The run computes on this machine's own CPU code paths (`REGRESSION_ISA`, unlearning.isa's `native`: every pinning
+variable of the caller's environment removed), as a user's `snakemake` does. Another CPU's vector width or vendor
+changes the last bits, which a short training amplifies like a new seed; every tolerance covers the spread
+measured across the CPU code paths of two CPUs (tests/regression/README.md, issue 53), so no golden number rests on
+a pin. `test_portable_setting_computes_the_recorded_bits` stays as a diagnostic of unlearning.isa's `portable`
+setting (the one that reproduces a run's bits on every x86-64 CPU): it checks that this machine computes, under it,
+the bits recorded on the machines in tests/regression/isa_probe.json, and names the operation that does not.
 
 To update the golden file on purpose (a change that is meant to move the numbers):
 
@@ -42,8 +44,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import PINNED, ROOT, workflow_env
+from conftest import PINNED, ROOT
 from regression import isa_probe
+from unlearning import isa
+
+REGRESSION_ISA = "native"  # the quick run's CPU code paths (module docstring; issue 53 decided it)
 
 REGRESSION = ROOT / "tests" / "regression"
 # the pinned numbers; their tolerances (absolute, per family) are in the golden files
@@ -162,13 +167,16 @@ def reported_cdfl(results_dir: Path) -> dict:
 
 
 def reported_rrdu(results_dir: Path) -> dict:
-    """RR-DU's numbers (results/rrdu/<dataset>/), clean accuracy and ASR in % over the quick 100 test and 100
-    triggered images: each seed's original and Table 3 per p and unlearning stream (and per other semantics); the
-    ablation seed's baseline RR-DU run and fine-tuning on every stream (with the mean ASR over the last hops), every
-    sweep value, spec A1's one-epoch reading, DDP, DP-SGD and the scratch retraining."""
+    """RR-DU's numbers (results/rrdu/<dataset>/), clean accuracy and ASR in % over the quick 300 test and 300
+    triggered images: each seed's original (clean, ASR); per walk, its clean accuracy and mean ASR over its last 20
+    hops (`asr_tail`): Table 3 per p and unlearning stream (and per other semantics), the ablation seed's baseline
+    RR-DU run and fine-tuning on every stream, every sweep value and spec A1's one-epoch reading; DDP's and the
+    scratch retraining's clean accuracy and ASR; DP-SGD's clean accuracy. A walk's final-hop ASR and DP-SGD's ASR
+    are reported, not pinned: they moved 14-18 points between two CPU code paths where the tail means moved at most
+    7 (tests/regression/README.md, issue 53)."""
     out = {}
     pick = lambda final: {"clean": final["clean"], "asr": final["asr"]}  # noqa: E731
-    walk = lambda rec: {**pick(rec["final"]), "asr_tail": rec["summary"]["tail_mean"]}  # noqa: E731
+    walk = lambda rec: {"clean": rec["final"]["clean"], "asr_tail": rec["summary"]["tail_mean"]}  # noqa: E731
     for folder in sorted(p for p in results_dir.iterdir() if p.is_dir()):
         ds = folder.name
         for path in sorted(folder.glob("seed*.json")):
@@ -188,7 +196,8 @@ def reported_rrdu(results_dir: Path) -> dict:
             out.update({f"{cell}.{key}={rec['value']:g}": walk(rec) for key, recs in a["sweeps"].items()
                         for rec in recs})
             out.update({f"{cell}.epoch.{rec['run']}": walk(rec) for rec in a["sensitivity"]})
-            out.update({f"{cell}.{name}": pick(a["baselines"][name]["final"]) for name in ("ddp", "dpsgd")})
+            out[f"{cell}.ddp"] = pick(a["baselines"]["ddp"]["final"])
+            out[f"{cell}.dpsgd"] = {"clean": a["baselines"]["dpsgd"]["final"]["clean"]}
             out.update({f"{cell}.scratch.hops={h}": pick(m) for h, m in a["scratch"]["marks"].items()})
     return out
 
@@ -294,10 +303,10 @@ def quick_run(tmp_path_factory) -> Path:
     (work / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     snakemake = os.path.join(os.path.dirname(sys.executable), "snakemake")
     run = subprocess.run([snakemake, "--cores", "2", "-d", str(work), "-s", str(ROOT / "Snakefile")],
-                         capture_output=True, text=True, env=workflow_env())
+                         capture_output=True, text=True, env=isa.environment(REGRESSION_ISA))
     assert run.returncode == 0, run.stderr[-3000:]
     if os.environ.get("UPDATE_GOLDEN"):
-        made_with = {"seed": params["seed"], "torch": torch_version(), "isa": PINNED, "cpu": isa_probe.cpu()}
+        made_with = {"seed": params["seed"], "torch": torch_version(), "isa": REGRESSION_ISA, "cpu": isa_probe.cpu()}
         for golden, section, read, results, report in PARTS.values():
             write_golden(golden, section, read(work / results), made_with)
             shutil.copy(work / report / "index.md", golden.with_suffix(".md"))
@@ -343,11 +352,12 @@ def test_quick_numbers_match_golden(quick_run, part):
 
 
 def test_portable_setting_computes_the_recorded_bits():
-    """The premise of the pinned run, checked on this CPU in seconds: under the pinned settings every operation family
-    of the quick scale gives the bits recorded on every machine in isa_probe.json (an AMD EPYC and an Intel Xeon),
-    but the families recorded as following the CPU's vendor (isa_probe.VENDOR_DEPENDENT: MKL's float32 vector math,
-    which the project does not compute). A difference names the operation whose code path the settings do not pin
-    here, so that a golden number it moves is explained before it is chased."""
+    """The `portable` setting's promise (the bits of a run on every x86-64 CPU), checked on this CPU in seconds: under
+    the pinned settings every operation family of the quick scale gives the bits recorded on every machine in
+    isa_probe.json (an AMD EPYC and an Intel Xeon), but the families recorded as following the CPU's vendor
+    (isa_probe.VENDOR_DEPENDENT: MKL's float32 vector math, which the project does not compute). A difference names
+    the operation whose code path the settings do not pin here. The suite's tiny runs compute under it (conftest's
+    `PINNED`); the quick regression no longer does (its tolerances cover the CPUs' spread, module docstring)."""
     record = json.loads(isa_probe.RECORD.read_text())
     for setting in ("torch_portable", PINNED):
         got = isa_probe.run_under(setting)

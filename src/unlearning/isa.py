@@ -3,7 +3,7 @@
 A CPU's vector width and vendor decide the last bits of torch's (ATen's kernels, MKL, oneDNN), numpy's, OpenBLAS's
 and glibc's libm floating point; a short training amplifies them like a new seed. Each library reads an environment
 variable when it loads that pins its code path. `SETTINGS` names the ones this project measures
-(tests/regression/README.md); `portable` is a path every x86-64-v2 CPU has, under which the regression computes:
+(tests/regression/README.md); `portable` is a path every x86-64-v2 CPU has, under which the golden files were written:
 
     env $(python -m unlearning.isa portable) snakemake --cores all    # the golden files' bits
 

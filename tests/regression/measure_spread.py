@@ -52,7 +52,7 @@ RESOLUTION_OF = {  # one attacked sample's worth, in %: balanced accuracy moves 
     **{fam: 3.4e-6 for fam in ("alg1_fisher_ratio", "alg1_hessian_ratio", "central_newton_ratio")},
 }
 CDFL_TEST_IMAGES = 1000  # cdfl.quick.eval.test_images: CDFL's accuracies are in %, one image = 0.1 points
-RRDU_IMAGES = 100        # rrdu.quick.eval.test_images (and the triggered set): in %, one image = 1 point
+RRDU_IMAGES = 300        # rrdu.quick.eval.test_images (and the triggered set): in %, one image = 1/3 point
 R2D_SMALLEST = {"test_error": 1000, "unlearned_error": 68}  # the quick stand-ins' smallest test and forget sets
 COMMON_TEST_IMAGES = 2000  # the common ground's test set (SGLU's Fashion-MNIST pair): one image of one run
 COMMON_FORGET_SAMPLES = 100  # the decentralized settings' forget set at quick (one client's 100; 10 % of 10 x 100)
@@ -74,9 +74,9 @@ def resolution(part: str, fam: str) -> float:
     return RESOLUTION_OF.get(fam, RESOLUTION)
 
 
-def run(venv: Path, seed: int, out: Path, targets: list[str] = (), setting: str = "portable") -> None:
+def run(venv: Path, seed: int, out: Path, targets: list[str] = (), setting: str = reg.REGRESSION_ISA) -> None:
     """One quick-scale run under `venv` with `seed`, in `out` (resumed by snakemake if it exists), its CPU kernels
-    on the code paths of unlearning.isa.SETTINGS[setting] (the regression's own: portable); `targets`: only those files
+    on the code paths of unlearning.isa.SETTINGS[setting] (the regression's own: native); `targets`: only those files
     (e.g. one part's report), else everything."""
     params = reg.quick_params(seed)
     out.mkdir(parents=True, exist_ok=True)
@@ -198,17 +198,17 @@ def derive(fam: str, measured: float, floor: float | None = None) -> float:
 
 
 def tolerance(fam: str, pinned: float, cross_isa: float, floor: float, seed_median: float | None) -> tuple[float, str]:
-    """The rule of tests/regression/README.md: the tolerance covers every spread the pinned run can show (torch
-    versions, other machines under the pinned code paths: `pinned`), and also the spread of the unpinned code paths
-    (`cross_isa`) wherever that still leaves it below the family's seed-to-seed median, the effect it guards; where it
-    would not, the family rests on the pin alone. Returns the tolerance and which case it is."""
-    pinned_tol, both = derive(fam, pinned, floor), derive(fam, max(pinned, cross_isa), floor)
-    if both == pinned_tol:
-        return pinned_tol, "(a) and (b): the cross-ISA spread is within it"
-    if seed_median is not None and both < seed_median:
-        return both, "(b): covers the cross-ISA spread, below the seed median"
-    why = "seed spread not measured" if seed_median is None else "the cross-ISA spread is a seed change's"
-    return pinned_tol, f"(a) only: {why}"
+    """The rule of tests/regression/README.md (issue 53): the tolerance covers every spread measured, across torch
+    versions and machines (`pinned`) and across the CPU code paths (`cross_isa`); no number rests on a pin. The
+    basis says what it can still catch: a change smaller than the family's seed-to-seed median, the effect it
+    guards, or only a larger one (a chaotic number, whose quick run should be made less chaotic). Returns the
+    tolerance and its basis."""
+    tol = derive(fam, max(pinned, cross_isa), floor)
+    if seed_median is None:
+        return tol, "covers the measured spread; seed spread not measured"
+    if tol < seed_median:
+        return tol, "covers the measured spread, below the seed median"
+    return tol, "covers the measured spread, not below the seed median: catches larger changes only"
 
 
 def markdown(rows: list[dict]) -> str:
@@ -232,8 +232,8 @@ def main() -> None:
     r.add_argument("--seed", type=int, required=True)
     r.add_argument("--out", type=Path, required=True)
     r.add_argument("--targets", nargs="*", default=[], help="only these files (default: the whole workflow)")
-    r.add_argument("--isa", choices=isa.SETTINGS, default="portable",
-                   help="the CPU code paths (unlearning.isa; default: the regression's, portable)")
+    r.add_argument("--isa", choices=isa.SETTINGS, default=reg.REGRESSION_ISA,
+                   help=f"the CPU code paths (unlearning.isa; default: the regression's, {reg.REGRESSION_ISA})")
     s = sub.add_parser("spread")
     s.add_argument("runs", type=Path, nargs="+")
     s.add_argument("--json", type=Path)
