@@ -417,6 +417,30 @@ def test_settings_table_says_where_origin_carries_the_target(params):
     assert norms.iloc[0].second_half_mean == pytest.approx(0.15)
 
 
+def test_the_quick_scale_runs_eq2_alone_and_the_report_names_the_others(params):
+    """Issue 54: at quick the candidate settings run at the paper scale only, but eq2 (`pdudt.settings.run`); the
+    settings section and Figure 1 name the others and link the records at the paper's sizes; `run: null` brings
+    them back, and a name that is no candidate stops the workflow."""
+    from unlearning.config import ParamsError, check_params, section_config, setting_experiments
+
+    assert setting_experiments(params, "pdudt") == ["pdudt-eq2_fashion_mnist"]
+    left = report.candidates_not_run(section_config(params, "pdudt"))
+    assert left == ["complete", "iid", "pretrained", "overfit", "onestep"]
+    note = report.not_run_note("quick", left)
+    assert "`complete`, `iid`, `pretrained`, `overfit`, `onestep` do not run" in note
+    assert "(../recorded/pdudt_fashion_mnist/)" in note and "(../recorded/pdudt_settings_paper/)" in note
+    assert report.not_run_note("paper", []) == ""
+    params["scale"] = "paper"
+    assert len(setting_experiments(params, "pdudt")) == 6 and not report.candidates_not_run(
+        section_config(params, "pdudt"))
+    params["scale"] = "quick"
+    params["pdudt"]["quick"]["settings"]["run"] = None
+    assert len(setting_experiments(params, "pdudt")) == 6
+    params["pdudt"]["quick"]["settings"]["run"] = ["eq2", "nope"]
+    with pytest.raises(ParamsError, match="pdudt.settings.run: nope not among pdudt.settings.candidates; valid: eq2"):
+        check_params(params)
+
+
 def test_class_curve_reads_the_target_apart_from_the_others_round_by_round():
     from unlearning.experiments.pdudt.steps import class_curve
 

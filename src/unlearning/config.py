@@ -170,11 +170,20 @@ def experiments(params: dict, section: str) -> list[str]:
     return [section]
 
 
-def setting_experiments(params: dict, section: str) -> list[str]:
+def setting_experiments(params: dict, section: str, every: bool = False) -> list[str]:
     """The candidate settings' experiments, `<section>-<setting>_<dataset>`: each a named override of the
-    section (`settings.candidates`) on each of `settings.datasets`, run through the same rules."""
+    section (`settings.candidates`) on each of `settings.datasets`, run through the same rules; where the scale
+    names `settings.run`, those candidates only (the report lists the others as not run at this scale), unless
+    `every` (validation checks them all)."""
     settings = section_config(params, section).get("settings") or {}
-    return [f"{section}-{s}_{d}" for s in settings.get("candidates", {}) for d in settings.get("datasets", [])]
+    names = settings.get("candidates", {}) if every else settings_run(settings)
+    return [f"{section}-{s}_{d}" for s in names for d in settings.get("datasets", [])]
+
+
+def settings_run(settings: dict) -> list[str]:
+    """The candidates a scale runs: `settings.run` where given, else every one of `settings.candidates`."""
+    candidates = list(settings.get("candidates", {}))
+    return candidates if settings.get("run") is None else [c for c in candidates if c in settings["run"]]
 
 
 def experiment_config(params: dict, name: str) -> dict:
@@ -490,11 +499,16 @@ def check_params(params: dict, source: str = "params.yaml") -> dict:
         section_schema = {"$defs": full["$defs"], **full["$defs"][section],
                           "required": full["properties"][section]["allOf"][1]["required"][:-2]}
         _validate_schema(cfg, section_schema, f"{source}: {section}.{params['scale']} merged: ")
+        settings = cfg.get("settings") or {}
+        unknown = sorted(set(settings.get("run") or ()) - set(settings.get("candidates", {})))
+        if unknown:
+            raise ParamsError(f"{source}: {section}.settings.run: {', '.join(unknown)} not among "
+                              f"{section}.settings.candidates; valid: {', '.join(settings.get('candidates', {}))}")
         if section == "pdudt":
             _check_pdudt(cfg, section, source)
         for name in experiments(params, section):
             _check_spine(experiment_config(params, name), section, source)
-        for name in setting_experiments(params, section):  # each candidate merged, checked like the section
+        for name in setting_experiments(params, section, every=True):  # each candidate merged, checked like the section
             key = f"{section}.settings.candidates.{name.partition('-')[2].partition('_')[0]}"
             try:
                 merged = experiment_config(params, name)

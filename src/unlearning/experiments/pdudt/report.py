@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ...config import experiment_config, section_config, settings_run
 from ...files import atomic_path
 from ...report import style
 from ...report.compare import (
@@ -73,6 +74,10 @@ TABLE2_RATIO = {"pdudt": (0.0, 1.0), "pdudt_es": (0.0, 1.0), "fedrecovery": (0.0
 CARRIED_PRECISION, CARRIED_AUC, CARRIED_CLASS_ACCURACY = 60.0, 60.0, 0.5
 FIGURE1_STARTS = {"default": "random", "pretrained": "pretrained"}  # experiments' settings -> Figure 1's start
 SETTING_METHODS = ("original", "original_all", "retrain", "pdudt", "pdudt_es")
+# the recorded PDUDT runs at the paper's sizes (reports/recorded/), linked where a scale leaves candidates out
+PAPER_RECORDS = ("[`pdudt_fashion_mnist`](../recorded/pdudt_fashion_mnist/) (the default and `eq2`), "
+                 "[`pdudt_settings_paper`](../recorded/pdudt_settings_paper/) (model mixing and `onestep`, named "
+                 "before model mixing became the default)")
 CLASS9_VACUOUS = 0.1   # Origin's class-9 accuracy below this: there is nothing to collapse
 DEFAULT_TOLERANCE = 3.0
 FIGURE1_GAP = 2.0      # points of mean client accuracy between PDUDT and perturbed retraining at B
@@ -585,8 +590,6 @@ def settings_table(params: dict, results: list[dict]) -> pd.DataFrame:
     """Issue 15's candidate settings side by side: per setting, dataset, checkpoint and method (Origin, Retrain,
     PDUDT, PDUDT (ES) at the default sigma), what the paper's attack, RMIA and the target's class accuracy see,
     and whether Origin carries the target at all (CARRIED_*)."""
-    from ...config import experiment_config
-
     ref = read_reference("pdudt", "table3")
     rows = []
     for r in results:
@@ -640,6 +643,20 @@ def settings_table(params: dict, results: list[dict]) -> pd.DataFrame:
         carried[(setting, dataset, checkpoint)] = f"{'carried' if hit else 'not carried'}: Origin's " + ", ".join(seen)
     df["origin_carries"] = [carried.get((a, b, c)) for a, b, c in zip(df.setting, df.dataset, df.checkpoint)]
     return df
+
+
+def candidates_not_run(cfg: dict) -> list[str]:
+    """The candidate settings the section's scale leaves out (`settings.run`, issue 54)."""
+    candidate_cfg = cfg.get("settings") or {}
+    return [c for c in candidate_cfg.get("candidates", {}) if c not in settings_run(candidate_cfg)]
+
+
+def not_run_note(scale: str, not_run: list[str]) -> str:
+    """The settings section's line on the candidates this scale leaves out, with the records at the paper's sizes."""
+    if not not_run:
+        return ""
+    return (f"At scale `{scale}` the candidate settings {', '.join(f'`{c}`' for c in not_run)} do not run "
+            f"(`pdudt.settings.run`): paper scale, see the records at the paper's sizes, {PAPER_RECORDS}. ")
 
 
 def settings_verdict(st: pd.DataFrame) -> str:
@@ -696,8 +713,6 @@ def _shown(df: pd.DataFrame, columns: list[str], missing: dict[str, str] | None 
 
 def write_report(params: dict, results: list[str], curves: list[str], timings: list[str], missing: dict[str, str],
                  out_dir: str, gaps: list[str] = (), settings: list[str] = ()) -> None:
-    from ...config import section_config
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     cfg = section_config(params, "pdudt")
@@ -763,11 +778,15 @@ def write_report(params: dict, results: list[str], curves: list[str], timings: l
         "is shown only where there are at least 1,000 non-members.").table(_shown(
         t3, ["dataset", "label", "checkpoint", "rmia_auc", "rmia_tpr_at_1pct_fpr", "rmia_tpr_at_0.1pct_fpr",
              "rmia_members", "rmia_nonmembers"], missing))
+    not_run = candidates_not_run(cfg)
+    elsewhere = not_run_note(params["scale"], not_run)
     page.heading("Figure 1: accuracy against sigma").text(
         "The paper starts Figure 1 from pretrained models (spec 4.2): theta^0 trained centrally for "
         f"{cfg['init']['epochs']} epochs on P, {cfg['init']['public_fraction']:g} of every other client's samples "
         f"outside class {cfg['forget']['class']}, removed from their pools (candidate `pretrained`). The figure "
-        "shows that start where it ran; the table has both starts.").figure("figure1.png", "figure 1").table(_shown(
+        "shows that start where it ran; the table has both starts."
+        + (f" The pretrained start does not run at scale `{params['scale']}` (`pdudt.settings.run`): paper scale, "
+           "see the records." if "pretrained" in not_run else "")).figure("figure1.png", "figure 1").table(_shown(
         f1, ["dataset", "start", "method", "checkpoint", "sigma", "client_mean_accuracy", "averaged_model_accuracy",
              "gap_to_perturbed_retrain_pts", "status"]))
     page.heading("Figure 2: per-class accuracy at the default sigma").figure("figure2.png", "figure 2").table(_shown(
@@ -799,7 +818,7 @@ def write_report(params: dict, results: list[str], curves: list[str], timings: l
         "the target's training data and class; the shadow attack's precision and AUC (%) beside the paper's Table 3 "
         "precision; RMIA's AUC and TPR at 1 % FPR (%); and the attack-free loss test (loss_test_auc: the target's "
         "training images against test images of the same classes, told apart by the averaged model's loss alone, "
-        "0.5 = no signal), the evidence on memorisation that needs no attack model.").table(select(st, [
+        "0.5 = no signal), the evidence on memorisation that needs no attack model. " + elsewhere).table(select(st, [
             "setting", "model", "partition", "mixing", "p_edge", "local_work", "label", "checkpoint", "test_accuracy",
             "target_data_accuracy",
             "target_class_accuracy", "precision_mean", "paper_precision_mean", "auc_mean", "rmia_auc",
