@@ -10,7 +10,7 @@ sys.path.insert(0, str(HERE.parent))
 from conftest import ROOT, tiny_params  # noqa: E402
 
 HEADER = ("# The tiny test configuration: a synthetic dataset, 4 clients, 3 rounds; the test suite runs the\n"
-          "# whole workflow with it (tests/test_pipeline.py), twice, to check determinism.\n"
+          "# whole workflow with it once (tests/conftest.py's tiny_run) and parts of it again to check determinism.\n"
           "# Generated from params.yaml by tests/config/make_tiny.py; do not edit by hand.\n")
 
 
