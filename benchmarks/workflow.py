@@ -1,7 +1,8 @@
 """Where a workflow run's time goes: its jobs' Snakemake benchmarks (`logs/benchmarks/**.tsv`) summed per part.
 
-README command 1 (`snakemake --cores all` at scale quick) has a target of 8 minutes on 2 cores (issue 40), and the
-test suite re-runs the quick scale under the portable code paths (tests/regression/README.md). This reads a finished
+README command 1 (`snakemake --cores all` at scale quick) has a target of 15 minutes on 2 cores with the bootstrap
+(issue 54; issue 40's 8 minutes for the graph alone could not be met), and the test suite re-runs the quick scale on
+the machine's own code paths (tests/regression/README.md). This reads a finished
 run's directory and writes, per part (the first folder under logs/benchmarks: pdudt, cdfl, rrdu, ...), its jobs and
 the sum of their wall seconds, the largest jobs, and the run's own wall time when given. Job seconds are wall time
 (Snakemake's `s` column): each quick job runs one torch thread, so on an otherwise idle machine they are its CPU
@@ -32,7 +33,7 @@ from pathlib import Path
 
 from unlearning.files import write_json
 
-TARGET_S = 480  # README command 1 on 2 cores (issue 40)
+TARGET_S = 720  # README command 1's graph on 2 cores: 15 minutes with the bootstrap's about 3 (issue 54)
 
 
 def jobs(run_dir: Path) -> dict[str, float]:
