@@ -148,3 +148,46 @@ def test_unknown_model_names_valid_ones():
         build_model("vit", (3, 32, 32), 10)
     for name in MODELS:
         assert name in str(info.value)
+
+
+def _ties_and_zeros(shape: tuple[int, ...]) -> torch.Tensor:
+    """Random values with whole windows of equal values, zeros (ReLU's ties) and a negative zero."""
+    x = torch.randn(*shape, generator=torch.Generator().manual_seed(0))
+    x[..., 0:4, 0:4] = 0.25
+    x[..., 4:6, 4:8] = 0.0
+    x[..., 6, 6] = -0.0
+    return x
+
+
+@pytest.mark.parametrize("shape", [(3, 4, 28, 28), (2, 3, 7, 9), (5, 2, 14, 14)])
+def test_max_pool_2x2_computes_torch_max_pool2d_bits_with_and_without_gradient(shape):
+    from unlearning.models import MaxPool2x2
+
+    x = _ties_and_zeros(shape)
+    reference = nn.functional.max_pool2d(x, 2)
+    with torch.no_grad():  # the strided-maximum path
+        fast = MaxPool2x2()(x)
+    assert fast.shape == reference.shape and torch.equal(fast, reference)
+    assert torch.equal(fast.view(-1).view(torch.int32), reference.view(-1).view(torch.int32))  # signs of zero too
+    g = torch.randn_like(reference)
+    a, b = x.clone().requires_grad_(), x.clone().requires_grad_()
+    nn.functional.max_pool2d(a, 2).backward(g)
+    MaxPool2x2()(b).backward(g)
+    assert torch.equal(a.grad, b.grad)
+
+
+@pytest.mark.parametrize("name", ["cnn", "cnn_small"])
+def test_pooling_models_give_max_pool2d_outputs_when_stacked_under_vmap(name):
+    from unlearning.models import MaxPool2x2
+
+    torch.manual_seed(0)
+    model = build_model(name, (1, 28, 28), 10)
+    reference = build_model(name, (1, 28, 28), 10)
+    reference.load_state_dict(model.state_dict())
+    for i, layer in enumerate(reference.net):
+        if isinstance(layer, MaxPool2x2):
+            reference.net[i] = nn.MaxPool2d(2)
+    params = {k: v.detach().expand(3, *v.shape) + 0.01 * torch.randn(3, *v.shape) for k, v in model.named_parameters()}
+    x = torch.randn(6, 1, 28, 28)
+    run = lambda m: vmap(lambda p: functional_call(m, p, (x,)))(params)  # noqa: E731
+    assert torch.equal(run(model), run(reference))

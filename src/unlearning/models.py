@@ -9,9 +9,24 @@ which couples the per-sample losses used by membership inference and per-sample 
 
 from __future__ import annotations
 
+import torch
 from torch import nn
 
 MODELS = ("logreg", "mlp", "cnn", "cnn_small", "resnet18")
+
+
+class MaxPool2x2(nn.Module):
+    """nn.MaxPool2d(2), with its bits: where no gradient is taken (evaluation, attacks' scores), the maxima of
+    the 2x2 windows come from three elementwise `maximum`s of strided views, 5-8x faster on a CPU than ATen's NCHW
+    max_pool2d kernel (benchmarks/pool.py); max is exact, so the values are the same. Where a gradient is taken,
+    ATen's kernel runs (its backward routes the gradient to each window's first maximum)."""
+
+    def forward(self, x):
+        if torch.is_grad_enabled() and x.requires_grad:
+            return nn.functional.max_pool2d(x, 2)
+        x = x[..., : x.shape[-2] // 2 * 2, : x.shape[-1] // 2 * 2]
+        return torch.maximum(torch.maximum(x[..., 0::2, 0::2], x[..., 0::2, 1::2]),
+                             torch.maximum(x[..., 1::2, 0::2], x[..., 1::2, 1::2]))
 
 
 class LogisticRegression(nn.Module):
@@ -38,8 +53,8 @@ class CNN(nn.Module):
     def __init__(self, in_channels: int = 1, classes: int = 10):
         super().__init__()
         self.net = nn.Sequential(
-            nn.Conv2d(in_channels, 32, 5), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(32, 64, 5), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(in_channels, 32, 5), nn.ReLU(), MaxPool2x2(),
+            nn.Conv2d(32, 64, 5), nn.ReLU(), MaxPool2x2(),
             nn.Flatten(), nn.Linear(1024, 512), nn.ReLU(), nn.Linear(512, classes),
         )
 
@@ -55,8 +70,8 @@ class SmallCNN(nn.Module):
     def __init__(self, in_channels: int = 1, classes: int = 10):
         super().__init__()
         self.net = nn.Sequential(
-            nn.Conv2d(in_channels, 10, 5), nn.MaxPool2d(2), nn.ReLU(),
-            nn.Conv2d(10, 20, 5), nn.MaxPool2d(2), nn.ReLU(),
+            nn.Conv2d(in_channels, 10, 5), MaxPool2x2(), nn.ReLU(),
+            nn.Conv2d(10, 20, 5), MaxPool2x2(), nn.ReLU(),
             nn.Flatten(), nn.Linear(320, 50), nn.ReLU(), nn.Linear(50, classes),
         )
 
@@ -105,8 +120,8 @@ class FLNet(nn.Module):
         super().__init__()
         flat = 64 * (side // 4) ** 2
         self.net = nn.Sequential(
-            nn.Conv2d(in_channels, 32, 5, padding=2), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(32, 64, 5, padding=2), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(in_channels, 32, 5, padding=2), nn.BatchNorm2d(32), nn.ReLU(), MaxPool2x2(),
+            nn.Conv2d(32, 64, 5, padding=2), nn.BatchNorm2d(64), nn.ReLU(), MaxPool2x2(),
             nn.Flatten(), nn.Linear(flat, 512), nn.ReLU(), nn.Dropout(0.5), nn.Linear(512, classes),
         )
 
