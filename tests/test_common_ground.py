@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -183,6 +184,9 @@ def test_report_without_data_says_missing_with_the_reason(tmp_path):
     (lambda c: c["centralized"].update(methods=["fedrecovery"]), "methods"),
     (lambda c: c["centralized"].update(r2d_rewinds=[0.0]), "r2d_rewinds"),
     (lambda c: c["budget"].update(epsilon=2.0), "common.budget.epsilon"),  # DU's certificate: epsilon <= 1
+    # a method no module registers: the key and the registered names
+    (lambda c: c["decentralized"]["client"].update(methods=["retrain", "neggrad"]),
+     r"common.decentralized.client.methods.1: 'neggrad' is not one of \['du', 'fats', .*'rrdu'\]"),
 ])
 def test_bad_common_params_stop_in_one_line_naming_the_key(edit, key):
     from unlearning.config import ParamsError, check_params
@@ -202,7 +206,12 @@ from unlearning.experiments.common_ground.report import decentralized_tables, re
 
 @pytest.fixture(scope="module")
 def client_run(tiny, tmp_path_factory):
+    """The client setting with every registered method configured (each applies to it)."""
+    from unlearning.method_names import names
+
     params, features, _ = tiny
+    params = json.loads(json.dumps(params))
+    params["common"]["decentralized"]["client"]["methods"] = names()
     out = tmp_path_factory.mktemp("dec")
     dec.step_decentralized(params, "client", 0, features, str(out / "c.json"), str(out / "t.json"),
                            str(out / "c.safetensors"))
@@ -212,10 +221,12 @@ def client_run(tiny, tmp_path_factory):
 def test_client_setting_runs_every_method_from_its_own_original_and_reruns_byte_identical(client_run):
     params, features, out = client_run
     result = json.loads((out / "c.json").read_text())
-    assert set(result["methods"]) == set(dec.METHODS["client"])
+    from unlearning.methods import registry
+
+    assert set(result["methods"]) == set(registry.names())  # every registered method ran
     assert set(result["originals"]) == {"dsgd", "eq2", "fedsgd", "fats", "hdus", "walk"}
     for key, m in result["methods"].items():
-        assert m["trained_by"] in result["originals"]
+        assert m["trained_by"] in result["originals"] and m["label"] == registry.load(key).label
         assert m["models"] == (1 if key in ("fedrecovery", "fats", "rrdu") else 3)  # 4 clients, the last removed
         for metric in ("test_accuracy", "forget_accuracy", "rmia_auc", "rmia_tpr_at_1pct_fpr"):
             assert 0.0 <= m[metric] <= 1.0
@@ -289,21 +300,25 @@ def test_sample_setting_says_which_methods_do_not_apply(tiny, tmp_path):
     result = json.loads((tmp_path / "s.json").read_text())
     assert set(result["methods"]) == {"retrain", "finetune", "du"} and set(result["originals"]) == {"dsgd"}
     assert result["forget_samples"] == 4 * 4  # 10 % of 40 at each of the 4 clients
-    assert {"pdudt", "fedrecovery", "hdus", "rrdu"} <= set(result["does_not_apply"])
+    from unlearning.method_names import names
+
+    # every registered method has its row here or says why it does not apply (none is left out silently)
+    assert set(result["does_not_apply"]) == set(names()) - {"retrain", "finetune", "du"}
+    assert all(why for why in result["does_not_apply"].values())
     timing = json.loads((tmp_path / "t.json").read_text())
     assert timing["setting"] == "sample" and timing["seed"] == 1
 
 
 def test_communication_counts_every_edge_each_way(tiny):
     params, features, _ = tiny
-    setup = dec.make_setup(params, "sample", 0, features)
-    floats = dec.dsgd_floats(setup, [0, 1, 2, 3], range(3))
-    sched = setup.schedule()
-    from unlearning.topology import graph_for_round
+    from unlearning.topology import dsgd_floats, graph_for_round
 
+    setup = dec.make_setup(params, "sample", 0, features)
+    sched = setup.schedule()
+    floats = dsgd_floats(sched, [0, 1, 2, 3], range(3), setup.spec.dim)
     edges = sum(graph_for_round(sched.topology, 4, sched.p_edge, sched.seed, t).number_of_edges() for t in range(3))
     assert floats == 2 * edges * setup.spec.dim
-    assert dec.dsgd_floats(setup, [0, 1, 2], range(3)) < floats  # a client fewer, fewer edges
+    assert dsgd_floats(sched, [0, 1, 2], range(3), setup.spec.dim) < floats  # a client fewer, fewer edges
 
 
 def test_removal_status_reads_the_memorisation_gap_paired_over_seeds():
@@ -444,3 +459,68 @@ def test_r2d_calibration_sentence_says_whether_the_full_batch_gaps_contradict_th
     assert "Theorem 3.1 is not contradicted. " in text
     assert "Theorem 3.1 is not contradicted: the bound is exceeded with Appendix D's G (1" in sentence(1.5e-4)
     assert "Theorem 3.1 is exceeded even with the G the full-batch run needs (2" in sentence(3e-4)
+
+
+OUTSIDE_METHOD = '''
+from unlearning.methods import Cost, Unlearned, register
+
+
+@register("scaled_original", label="scaled original (outside)")
+def scaled_original(state, request, params):
+    """The original's remaining models, scaled: a method from an outside package, for the protocol's test."""
+    rows = [i for i, c in enumerate(state.clients) if c not in request.removed]
+    return Unlearned(state.theta[rows] * params.get("scale", 1.0), [state.clients[i] for i in rows], Cost(0.0, 0))
+'''
+
+
+@pytest.fixture
+def outside_method(tmp_path, monkeypatch):
+    """An outside package registering a method through the entry-point group `unlearning.methods`: its module and
+    its dist-info on sys.path, as `pip install` would leave them (the locked .venv untouched)."""
+    from unlearning import method_names
+    from unlearning.methods import METHODS
+
+    (tmp_path / "my_unlearning_method.py").write_text(OUTSIDE_METHOD)
+    info = tmp_path / "my_unlearning_method-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: my-unlearning-method\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[unlearning.methods]\nscaled_original = my_unlearning_method\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    method_names.modules.cache_clear()
+    yield "scaled_original"
+    METHODS.pop("scaled_original", None)
+    sys.modules.pop("my_unlearning_method", None)
+    monkeypatch.undo()
+    method_names.modules.cache_clear()
+
+
+def test_a_method_from_an_outside_package_is_configured_attacked_and_judged(tiny, tmp_path, outside_method):
+    from unlearning.config import check_params
+
+    params, features, _ = tiny
+    params = json.loads(json.dumps(params))
+    params["common"]["decentralized"]["client"]["methods"] = ["retrain", outside_method]
+    params["common"]["decentralized"][outside_method] = {"scale": 0.5}
+    check_params(params)  # its name is valid and its params block allowed
+    dec.step_decentralized(params, "client", 0, features, str(tmp_path / "c.json"), str(tmp_path / "t.json"),
+                           str(tmp_path / "c.safetensors"))
+    result = json.loads((tmp_path / "c.json").read_text())
+    row = result["methods"][outside_method]
+    assert row["label"] == "scaled original (outside)" and row["trained_by"] == "dsgd" and row["models"] == 3
+    for metric in ("test_accuracy", "forget_accuracy", "loss_threshold_auc", "rmia_auc"):
+        assert 0.0 <= row[metric] <= 1.0
+    assert row["claimed"] == {"epsilon": None, "basis": "no certificate (an approximate method)"}
+    assert row["test_accuracy"] != result["originals"]["dsgd"]["test_accuracy"]  # its scale reached it
+    tables, _ = decentralized_tables([result], {})
+    assert "scaled original (outside)" in tables["client"].method.tolist()
+
+
+def test_a_configured_method_that_does_not_apply_stops_the_job_with_its_reason(tiny, tmp_path):
+    params, features, _ = tiny
+    params = json.loads(json.dumps(params))
+    params["common"]["decentralized"]["sample"]["methods"] = ["retrain", "pdudt"]
+    with pytest.raises(KeyError, match=r"common.decentralized.sample.methods: 'pdudt' does not apply to this setting "
+                                       r"\(PDUDT removes one whole client"):
+        dec.step_decentralized(params, "sample", 0, features, str(tmp_path / "s.json"), str(tmp_path / "t.json"),
+                               str(tmp_path / "s.safetensors"))
+    assert not (tmp_path / "s.json").exists()

@@ -32,8 +32,13 @@ def state_of(params, features, split, out):
 
 
 def test_unknown_method_names_the_valid_ones():
-    with pytest.raises(KeyError, match="valid: du, fats, fedrecovery, finetune, noise_only, pdudt, pdudt_es, retrain"):
+    from unlearning.methods import registry
+
+    with pytest.raises(KeyError, match="not registered here; registered: .*retrain"):
         get_method("magic")
+    with pytest.raises(KeyError, match="method: 'magic' unknown; valid: du, fats, fedrecovery, finetune, hdus, "
+                                       "noise_only, pdudt, pdudt_es, retrain, rrdu"):
+        registry.load("magic")
 
 
 def test_retrain_without_forgetting_reproduces_training_exactly(trained):

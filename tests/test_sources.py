@@ -13,13 +13,18 @@ def _names(module: str) -> set[str]:
     return {Path(p).relative_to(Path(methods.__file__).parents[1]).as_posix() for p in module_files(module)}
 
 
-def test_the_method_registry_counts_the_modules_it_names_and_no_others():
-    """methods/__init__.py imports its MODULES by name: the spine's steps depend on those, not on R2D's or RR-DU's
-    method modules, which other steps import directly."""
+def test_steps_depend_on_the_method_modules_they_import_and_the_registry_on_all():
+    """The spine's steps import their methods' modules: they depend on those, not on R2D's or RR-DU's method modules,
+    which other steps import directly. The registry (methods/registry.py) imports any method by name: the common
+    ground, which runs any configured method, depends on every module of the package."""
     spine = _names("unlearning.experiments.spine.steps")
-    assert {f"methods/{m}.py" for m in methods.MODULES} <= spine
-    assert not {"methods/r2d.py", "methods/r2d_baselines.py", "methods/rrdu.py", "methods/hdus.py"} & spine
+    assert {"methods/retrain.py", "methods/finetune.py"} <= spine
+    assert not {"methods/r2d.py", "methods/r2d_baselines.py", "methods/rrdu.py", "methods/hdus.py",
+                "methods/registry.py"} & spine
     assert "methods/r2d_baselines.py" in _names("unlearning.experiments.r2d.steps")
+    common = _names("unlearning.experiments.common_ground.decentralized")
+    package = Path(methods.__file__).parent
+    assert {f"methods/{p.name}" for p in package.glob("*.py")} <= common
 
 
 def test_a_dynamic_import_without_a_modules_list_counts_its_whole_package(tmp_path, monkeypatch):

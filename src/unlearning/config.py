@@ -14,6 +14,8 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from . import method_names
+
 SECTIONS = ("spine", "pdudt")  # experiment sections of params.yaml
 PER_DATASET = ("pdudt",)  # sections that run once per dataset: experiment "pdudt_<dataset>"
 DATASET_INFO = {  # classes, image shape (C, H, W), official train size
@@ -69,8 +71,20 @@ def safe_load_strict(text: str):
 
 
 def schema() -> dict:
+    """The schema file, with the common ground's method lists open to every registered method (issue 55)."""
     text = resources.files("unlearning").joinpath("schemas/params.schema.yaml").read_text()
-    return safe_load_strict(text)
+    return registered_methods(safe_load_strict(text))
+
+
+def registered_methods(full: dict) -> dict:
+    """`full` with common.decentralized's `client.methods` and `sample.methods` enumerating the registered methods
+    (method_names.py) and a params block allowed for each (a method's own keys are its module's to check)."""
+    decentralized = full["$defs"]["common"]["properties"]["decentralized"]["properties"]
+    for setting in ("client", "sample"):
+        decentralized[setting]["properties"]["methods"]["items"] = {"enum": method_names.names()}
+    for name in method_names.names():
+        decentralized.setdefault(name, {"type": "object"})
+    return full
 
 
 def load_params(path: str | Path) -> dict:
@@ -554,6 +568,11 @@ def _check_common(cfg: dict, sglu: dict, source: str) -> None:
                 "sample", "finetune", "du", "pdudt", "fedrecovery", "fats", "hdus", "rrdu", "attack"):
         if key not in d:
             raise ParamsError(f"{source}: common.decentralized.{key}: missing; valid: see params.yaml's common section")
+    for setting in ("client", "sample"):
+        for method in d[setting]["methods"]:
+            if why := method_names.does_not_apply(method).get(setting):
+                raise ParamsError(f"{source}: common.decentralized.{setting}.methods: {method!r} does not apply to "
+                                  f"this setting ({why}); valid: a method that applies (its module's does_not_apply)")
     train = d["train"]
     if (train["local_epochs"] is None) == (train["local_steps"] is None):
         raise ParamsError(f"{source}: common.decentralized.train: set exactly one of local_epochs and local_steps")

@@ -118,3 +118,16 @@ def spectral_rho(w: torch.Tensor) -> float:
     if len(eig) == 1:
         return 0.0
     return float(max(abs(eig[-2]), abs(eig[0])))
+
+
+def dsgd_floats(sched, clients: list[int], rounds: range, dim: int) -> int:
+    """Floats D-SGD sends over `rounds` under the schedule `sched` (train/schedule.Schedule): every edge among
+    `clients` of each round's graph carries a d-vector each way."""
+    if sched.topology == "complete":
+        return 2 * len(rounds) * len(clients) * (len(clients) - 1) // 2 * dim
+    edges = 0
+    for t in rounds:
+        graph = graph_for_round(sched.topology, sched.graph_nodes, sched.p_edge, sched.seed, t,
+                                without=sched.keep_connected_without)
+        edges += graph.subgraph(clients).number_of_edges()
+    return 2 * edges * dim

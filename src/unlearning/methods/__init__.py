@@ -1,15 +1,22 @@
-"""Unlearning methods behind one interface, found by name in a registry.
+"""Unlearning methods behind one interface (issue 55's protocol).
 
 A method is a function `(state, request, params) -> Unlearned`: it takes the trained state (models,
 histories, checkpoints, data handles), the forget request and its own parameter section, and returns
-the new stacked models of the clients that remain, a certificate (epsilon, delta, sigma actually
-used; empty for exact or uncertified methods) and its cost.
+the new stacked models of the clients that remain (or, for a method whose model is not a row of parameters,
+one prediction function per remaining client), a certificate (epsilon, delta, sigma actually used; empty for
+exact or uncertified methods) and its cost, communication included.
+
+A module declares each of its methods once, with `@register(name, label=..., original=..., ...)`: its display
+label, the trained state it starts from on the common ground (`original`: a training family of
+experiments/common_ground/originals.py), the settings it does not apply to and why, whether it takes the common
+privacy budget, and what its certificate claims (`claim`; none: "no certificate"). The modules of this package
+are found by `registry.py` (a package scan, and the entry-point group `unlearning.methods` for outside
+packages); nothing else keeps a list of methods.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from importlib import import_module
 from pathlib import Path
 from typing import Callable
 
@@ -26,6 +33,7 @@ class TrainedState:
     clients: list[int]
     rounds: int                  # rounds trained
     directory: Path              # holds history/ and checkpoints/
+    extra: dict = field(default_factory=dict)  # what a training family hands its methods besides (a walk's token)
 
     def history(self) -> History:
         return History(self.directory / "history")
@@ -48,24 +56,55 @@ class Unlearned:
     clients: list[int]
     cost: Cost
     certificate: dict = field(default_factory=dict)
+    # per remaining client, x -> class probabilities, where its model is not a row of `theta` (an ensemble)
+    predict: list[Callable[[torch.Tensor], torch.Tensor]] | None = None
 
 
 Method = Callable[[TrainedState, ForgetRequest, dict], Unlearned]
-METHODS: dict[str, Method] = {}
-MODULES = ("retrain", "finetune", "pdudt", "fedrecovery", "fats", "du")
 
 
-def register(name: str):
+def no_certificate(result: Unlearned, budget: dict) -> dict:
+    """The claim of a method without a certificate."""
+    return {"epsilon": None, "basis": "no certificate (an approximate method)"}
+
+
+@dataclass(frozen=True)
+class MethodInfo:
+    """What a method module declares (module docstring); `unlearn` is the method itself."""
+
+    name: str
+    unlearn: Method
+    label: str
+    original: str = "dsgd"
+    does_not_apply: dict[str, str] = field(default_factory=dict)  # common-ground setting -> why not
+    takes_budget: bool = False  # params get the common budget's epsilon and delta
+    params_key: str = ""  # the common ground's params block it reads (default: its name)
+    claim: Callable[[Unlearned, dict], dict] = no_certificate  # (result, budget) -> {"epsilon", "basis", ...}
+    module: str = ""
+
+    def __call__(self, state: TrainedState, request: ForgetRequest, params: dict) -> Unlearned:
+        return self.unlearn(state, request, params)
+
+
+METHODS: dict[str, MethodInfo] = {}
+
+
+def register(name: str, *, label: str | None = None, original: str = "dsgd", does_not_apply: dict | None = None,
+             takes_budget: bool = False, params_key: str | None = None,
+             claim: Callable[[Unlearned, dict], dict] = no_certificate):
+    """Declare the decorated function as the method `name` (module docstring)."""
     def wrap(fn: Method) -> Method:
-        METHODS[name] = fn
+        if name in METHODS and METHODS[name].module != fn.__module__:
+            raise ValueError(f"method {name!r}: registered by {METHODS[name].module} and by {fn.__module__}")
+        METHODS[name] = MethodInfo(name, fn, label or name, original, dict(does_not_apply or {}), takes_budget,
+                                   params_key or name, claim, fn.__module__)
         return fn
 
     return wrap
 
 
-def get_method(name: str) -> Method:
-    for module in MODULES:
-        import_module(f"{__name__}.{module}")
+def get_method(name: str) -> MethodInfo:
+    """A registered method; the caller imports the module that declares it (registry.load finds any)."""
     if name not in METHODS:
-        raise KeyError(f"method {name!r}: unknown; valid: {', '.join(sorted(METHODS))}")
+        raise KeyError(f"method {name!r}: not registered here; registered: {', '.join(sorted(METHODS))}")
     return METHODS[name]

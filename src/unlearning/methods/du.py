@@ -515,7 +515,14 @@ def global_newton(model: nn.Module, spec: FlatSpec, x: torch.Tensor, data: Clien
 
 # ----------------------------------------------------------------------------------------------- registry
 
-@register("du")
+def du_claim(result: Unlearned, budget: dict) -> dict:
+    cert = result.certificate
+    return {"epsilon": cert["epsilon"], "delta": cert["delta"], "sigma": cert["sigma"],
+            "basis": f"DU Theorem 1 (C_eff noise at epsilon {budget['epsilon']:g}); assumes {cert['assumes']}, "
+                     "which this model is not"}
+
+
+@register("du", label="DU", takes_budget=True, claim=du_claim)
 def du_method(state: TrainedState, request: ForgetRequest, params: dict) -> Unlearned:
     """The method interface: the trained state's stacked models, its last round's graph and the request
     (fraction or class: Algorithm 1 over every client with m_c > 0; client: eq. 5-6). `params` holds

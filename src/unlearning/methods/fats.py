@@ -70,7 +70,14 @@ def train_fats(setup: Setup, out_dir: Path, k: int) -> tuple[torch.Tensor, int]:
     return w, grad_evals
 
 
-@register("fats")
+def exact_rollback(result: Unlearned, budget: dict) -> dict:
+    return {"epsilon": 0.0, "basis": "exact in distribution: FedAvg re-run from the first round the target was "
+                                     f"sampled (round {result.certificate.get('rollback_round')})"}
+
+
+@register("fats", label="FATS-Unl", original="fats", claim=exact_rollback,
+          does_not_apply={"sample": "FATS-Unl is built here for client unlearning (its sample variant needs "
+                                    "per-sample draws)"})
 def fats(state: TrainedState, request: ForgetRequest, params: dict) -> Unlearned:
     """`state` is the FedAvg run, its store in `history/` (train_fats); returns the retrained global model as
     one row, client -1."""
@@ -91,6 +98,8 @@ def fats(state: TrainedState, request: ForgetRequest, params: dict) -> Unlearned
         w, grad_evals = fedavg_rounds(s, w0[0].to(s.device), s.data.retained(request.masks), range(r0, rounds),
                                       params["clients_per_round"], exclude=target)
     bytes_read = sampled.numel() + (w0.numel() * w0.element_size() if w0 is not None else 0)
-    cost = Cost(time.perf_counter() - start, grad_evals=grad_evals, bytes_read=bytes_read)
+    floats = 2 * (rounds - r0) * params["clients_per_round"] * s.spec.dim  # each participant's model down and up
+    cost = Cost(time.perf_counter() - start, grad_evals=grad_evals, bytes_read=bytes_read,
+                communication_floats=floats)
     cert = {"exact": True, "rollback_round": r0, "reference": "FATS-Unl (Tao et al. 2024), client unlearning"}
     return Unlearned(w.unsqueeze(0).to(s.device), [-1], cost, cert)

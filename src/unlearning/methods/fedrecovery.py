@@ -55,7 +55,14 @@ def global_noise(dim: int, sigma: float, seed: int, name: str) -> torch.Tensor:
     return sigma * torch.randn(dim, generator=generator(seed, name, "fedrecovery-noise", sigma))
 
 
-@register("fedrecovery")
+def sigma_only(result: Unlearned, budget: dict) -> dict:
+    return {"epsilon": None, "sigma": result.certificate["sigma"],
+            "basis": "its paper's sigma; the epsilon of FedRecovery's theorem needs smoothness and gradient-variance "
+                     "constants the paper does not give for this model: not computed"}
+
+
+@register("fedrecovery", label="FedRecovery", original="fedsgd",
+          does_not_apply={"sample": "FedRecovery removes one client's gradient residuals"}, claim=sigma_only)
 def fedrecovery(state: TrainedState, request: ForgetRequest, params: dict) -> Unlearned:
     """`state` is the server run (train_server); returns the single global model as one row, client -1."""
     s = state.setup

@@ -5,12 +5,15 @@ from __future__ import annotations
 import time
 
 from ..experiment import ForgetRequest
+from ..topology import dsgd_floats
 from ..train.dsgd import train
 from . import Cost, TrainedState, Unlearned, register
 
 
-@register("finetune")
+@register("finetune", label="fine-tune")
 def finetune(state: TrainedState, request: ForgetRequest, params: dict) -> Unlearned:
+    """`params.rounds` more D-SGD rounds at `params.lr` from the final checkpoint, the remaining clients on their
+    retained data (rounds numbered on from the original's, so the graphs are new ones)."""
     s = state.setup
     start = time.perf_counter()
     store = state.checkpoints()
@@ -21,4 +24,5 @@ def finetune(state: TrainedState, request: ForgetRequest, params: dict) -> Unlea
     rounds = range(state.rounds, state.rounds + params["rounds"])
     theta, log = train(s.model, s.spec, theta, s.data.retained(request.masks), clients,
                        s.schedule(lr=params["lr"]), rounds, s.strategy)
-    return Unlearned(theta, clients, Cost(time.perf_counter() - start, log.grad_evals, store.bytes_read))
+    return Unlearned(theta, clients, Cost(time.perf_counter() - start, log.grad_evals, store.bytes_read,
+                                          dsgd_floats(s.schedule(), clients, rounds, s.spec.dim)))

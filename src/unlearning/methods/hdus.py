@@ -31,6 +31,7 @@ from ..files import load_tensors, save_tensors
 from ..seeding import generator
 from ..topology import graph_for_round
 from ..train.dsgd import ClientData, check_finite, local_pseudo_gradients, make_loss, round_batches
+from . import Cost, TrainedState, Unlearned, register
 
 STORE = "ensemble.safetensors"
 TEMPERATURE = 2.0
@@ -186,3 +187,17 @@ def ensemble_probabilities(setup: Setup, ensemble: tuple[torch.Tensor, torch.Ten
     thetas, weights = ensemble
     probs = member_probabilities(setup, thetas, x)
     return (weights.to(probs)[:, None, None] * probs).sum(0).cpu()
+
+
+def predictors(setup: Setup, ensembles: dict) -> list:
+    """One x -> probabilities function per client's ensemble."""
+    return [lambda x, e=e: ensemble_probabilities(setup, e, x) for e in ensembles.values()]
+
+
+@register("hdus", label="HDUS-approx", original="hdus",
+          does_not_apply={"sample": "HDUS drops a removed client's seed models; samples have none"})
+def hdus_method(state: TrainedState, request, params: dict) -> Unlearned:
+    """Every remaining client drops the removed clients' seeds from its ensemble and re-fits its weights at
+    `params.refit_lr` (`unlearn`); the cost is the busiest client's time."""
+    ensembles, _, busiest_s = unlearn(state.setup, state.directory, params["refit_lr"], request.removed)
+    return Unlearned(torch.zeros(0), list(ensembles), Cost(busiest_s, 0), predict=predictors(state.setup, ensembles))

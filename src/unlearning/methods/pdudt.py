@@ -106,16 +106,27 @@ def unlearn(state: TrainedState, request: ForgetRequest, sigma: float, horizon: 
     return Unlearned(theta.to(s.device), clients, cost, cert)
 
 
-@register("pdudt")
+def sigma_only(result: Unlearned, budget: dict) -> dict:
+    return {"epsilon": None, "sigma": result.certificate["sigma"],
+            "basis": "its paper's sigma; the epsilon of Theorem 4.9 needs smoothness and gradient-variance constants "
+                     "the paper does not give for this model: not computed"}
+
+
+@register("pdudt", label="PDUDT", original="eq2", claim=sigma_only,
+          does_not_apply={"sample": "PDUDT removes one whole client (its Eq. 7 drops the target's rows of W)"})
 def pdudt(state: TrainedState, request: ForgetRequest, params: dict) -> Unlearned:
     return unlearn(state, request, params["sigma"], None)
 
 
-@register("pdudt_es")
+@register("pdudt_es", label="PDUDT(ES)", original="eq2", params_key="pdudt",
+          does_not_apply={"sample": "PDUDT(ES) removes one whole client (its Eq. 7 drops the target's rows of W)"},
+          claim=sigma_only)
 def pdudt_es(state: TrainedState, request: ForgetRequest, params: dict) -> Unlearned:
     return unlearn(state, request, params["sigma"], params["es_rounds"])
 
 
-@register("noise_only")
+@register("noise_only", label="PDUDT noise only", original="eq2", params_key="pdudt",
+          does_not_apply={"sample": "PDUDT's noise-only control removes one whole client, as PDUDT does"},
+          claim=sigma_only)
 def noise_only(state: TrainedState, request: ForgetRequest, params: dict) -> Unlearned:
     return unlearn(state, request, params["sigma"], 0, correct=False)

@@ -31,6 +31,7 @@ every u-visit and scaled by sigma, so runs differing only in sigma share their x
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -39,7 +40,9 @@ import torch
 
 from ..privacy import rrdu_noise
 from ..privacy.search import finite, integer
+from ..seeding import derive_seed
 from ..train.random_walk import ClientData, NextHop, Streams, Token, sample_batch
+from . import Cost, TrainedState, Unlearned, register
 
 MODES = ("lightweight", "exact")
 SEMANTICS = ("adam", "sgd_literal", "adam_fresh")
@@ -238,3 +241,37 @@ def unlearn(token: Token, clients: Sequence[ClientData], forget: ClientData, n_u
         if on_hop is not None:
             on_hop(hop, token)
     return hops
+
+
+# ----------------------------------------------------------------------------------------------- the protocol
+
+def rrdu_claim(result: Unlearned, budget: dict) -> dict:
+    cert = result.certificate
+    return {"epsilon": cert["epsilon"], "delta": cert["delta"], "sigma": cert["sigma"],
+            "basis": "RR-DU Cor. 5.2 at the common budget" + ("" if cert["certified"] else
+                                                             f" (nominal: {rrdu_noise.WHY})")}
+
+
+@register("rrdu", label="RR-DU", original="walk", takes_budget=True, claim=rrdu_claim,
+          does_not_apply={"sample": "RR-DU's Algorithm 4 unlearns a forget set held by one client u (the walk's "
+                                    "restart node); this setting's lies at every client"})
+def rrdu_method(state: TrainedState, request, params: dict) -> Unlearned:
+    """Algorithm 4 (lightweight) for `params.unlearn.hops` from the walk's token (`state.extra`: token, clients,
+    batch_size), D_f = the leaving client's data, at `params.epsilon`, `params.delta`."""
+    s, token, clients = state.setup, state.extra["token"], state.extra["clients"]
+    u, un = request.removed[0], params["unlearn"]
+    cfg = RRDUConfig(u=u, p=un["p"], T_u=un["hops"], s=un["s"], batch_size=state.extra["batch_size"], L=un["L"],
+                     rho=un["rho"], epsilon=params["epsilon"], delta=params["delta"], mode="lightweight",
+                     semantics=un["semantics"])
+    token.lr, token.examples = float(un["lr"]), 0
+    start = time.perf_counter()
+    hops = unlearn(token, clients, clients[u], len(clients[u]), cfg,
+                   Streams.from_seed(derive_seed(s.seed, s.name, "rrdu-unlearn")))
+    cert = cfg.certificate(len(clients))
+    certificate = {"epsilon": params["epsilon"], "delta": params["delta"], "sigma": cfg.noise(len(clients)),
+                   "semantics": un["semantics"], "u_visits": sum(h.at_u for h in hops), "clipped": cfg.clip,
+                   "certified": cfg.certified, "forget_grad_norm_max": max((h.grad_norm for h in hops if h.at_u),
+                                                                           default=None),
+                   "nominal_epsilon": None if cert is None else cert.as_dict()}
+    cost = Cost(time.perf_counter() - start, token.examples, 0, un["hops"] * token.dim)
+    return Unlearned(token.theta()[None].to(s.device), [-1], cost, certificate)

@@ -2,7 +2,9 @@
 removed, every decentralized method of the five papers from the same data, theta^0, graphs and seed.
 
 The task is `common.decentralized` (the spine's keys: dataset, model, clients, partition, topology, train), the
-setting's `forget` request merged in. Each method starts from the trained state its paper assumes:
+setting's `forget` request merged in. The setting's `methods` are any registered methods (methods/__init__.py's
+`register`, docs/extending.md); each starts from the trained state its module declares (its `original`, a family
+of originals.py), the one its paper assumes:
 
 - retrain, fine-tune, DU (CDFL Algorithm 1 / eq. 5-6): the D-SGD run of `train.mixing` (model mixing);
 - PDUDT, PDUDT(ES): the same task trained by PDUDT's Eq. 2 (gradient mixing), its gradient history stored;
@@ -28,7 +30,6 @@ from __future__ import annotations
 
 import logging
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -44,35 +45,15 @@ from ...evaluate.forward import logits_in_batches
 from ...evaluate.metrics import class_matched_pairs
 from ...experiment import Setup, build_setup, make_split
 from ...files import load_tensors, save_tensors, write_json
-from ...history import CheckpointStore, HistoryWriter
-from ...methods import Cost, TrainedState, Unlearned, get_method
+from ...methods import MethodInfo, Unlearned, registry
 from ...resolved import config_record
 from ...seeding import generator
-from ...topology import graph_for_round
-from ...train.dsgd import train
 from . import config
+from .originals import FAMILIES, Context
 
 log = logging.getLogger("unlearning")
 
 SETTINGS = ("client", "sample")
-METHODS = {"client": ("retrain", "finetune", "du", "pdudt", "pdudt_es", "fedrecovery", "fats", "hdus", "rrdu"),
-           "sample": ("retrain", "finetune", "du")}
-# Why a listed method has no row in a setting: said in the report
-DOES_NOT_APPLY = {
-    ("sample", "pdudt"): "PDUDT removes one whole client (its Eq. 7 drops the target's rows of W)",
-    ("sample", "pdudt_es"): "PDUDT(ES) removes one whole client (its Eq. 7 drops the target's rows of W)",
-    ("sample", "fedrecovery"): "FedRecovery removes one client's gradient residuals",
-    ("sample", "fats"): "FATS-Unl is built here for client unlearning (its sample variant needs per-sample draws)",
-    ("sample", "hdus"): "HDUS drops a removed client's seed models; samples have none",
-    ("sample", "rrdu"): "RR-DU's Algorithm 4 unlearns a forget set held by one client u (the walk's restart node); "
-                        "this setting's lies at every client",
-}
-TRAINED_BY = {"retrain": "dsgd", "finetune": "dsgd", "du": "dsgd", "pdudt": "eq2", "pdudt_es": "eq2",
-              "fedrecovery": "fedsgd", "fats": "fats", "hdus": "hdus", "rrdu": "walk"}
-ORIGINALS = {"dsgd": "D-SGD (train.mixing)", "eq2": "D-SGD by PDUDT's Eq. 2 (gradient mixing)",
-             "fedsgd": "FedSGD, every client every round (FedRecovery)",
-             "fats": "FedAvg over sampled clients (FATS)", "hdus": "HDUS main and seed models",
-             "walk": "a token walking the clients with Adam (RR-DU's Algorithm 2)"}
 
 
 def setting_config(params: dict, setting: str) -> dict:
@@ -93,21 +74,6 @@ def make_setup(params: dict, setting: str, seed: int, features: str, mixing: str
     name = f"common-{setting}"
     split = make_split(params, name, load_tensors(features)["y_train"], cfg)
     return build_setup(params, name, cfg, features, split)
-
-
-# ----------------------------------------------------------------------------------------------- costs
-
-def dsgd_floats(setup: Setup, clients: list[int], rounds: range) -> int:
-    """Floats D-SGD sends over `rounds`: every edge among `clients` carries a d-vector each way."""
-    sched = setup.schedule()
-    if sched.topology == "complete":
-        return 2 * len(rounds) * len(clients) * (len(clients) - 1) // 2 * setup.spec.dim
-    edges = 0
-    for t in rounds:
-        graph = graph_for_round(sched.topology, sched.graph_nodes, sched.p_edge, sched.seed, t,
-                                without=sched.keep_connected_without)
-        edges += graph.subgraph(clients).number_of_edges()
-    return 2 * edges * setup.spec.dim
 
 
 # ----------------------------------------------------------------------------------------------- judging
@@ -232,91 +198,20 @@ class Judge:
 
 # ----------------------------------------------------------------------------------------------- runs
 
-def _trained(setup: Setup, directory: Path, history: bool) -> tuple[TrainedState, Cost]:
-    """The original D-SGD run of `setup`: final checkpoint (fine-tuning starts there) and, with `history`, every
-    round's gradients and graphs (PDUDT)."""
-    rounds, clients = setup.cfg["train"]["rounds"], list(range(setup.cfg["clients"]))
-    store = CheckpointStore(directory / "checkpoints")
-    writer = (HistoryWriter(directory / "history", rounds, clients, setup.spec.dim,
-                            setup.params["engine"]["history_dtype"]) if history else None)
-    theta, train_log = train(setup.model, setup.spec, setup.theta0.expand(len(clients), -1).clone(), setup.data,
-                             clients, setup.schedule(), range(rounds), setup.strategy, history=writer)
-    if writer is not None:
-        writer.close()
-    store.save(rounds, theta, clients)
-    cost = Cost(train_log.wall_time_s, train_log.grad_evals, 0, dsgd_floats(setup, clients, range(rounds)))
-    return TrainedState(setup, theta, clients, rounds, directory), cost
-
-
-def _ensembles(setup: Setup, ensembles: dict) -> list:
-    from ...methods.hdus import ensemble_probabilities
-
-    return [lambda x, e=e: ensemble_probabilities(setup, e, x) for e in ensembles.values()]
-
-
-def rrdu_run(setup: Setup, r: dict, budget: dict) -> tuple[torch.Tensor, Cost, Unlearned]:
-    """RR-DU on the setting's shards: the token trained by `r.train` hops of Algorithm 2 from theta^0, then
-    Algorithm 4 (lightweight) for `r.unlearn.hops` with D_f = the leaving client's data, at the common budget.
-    Returns the original token's parameters, its cost, and the unlearned token."""
-    import copy
-
-    from ...methods import rrdu
-    from ...seeding import derive_seed
-    from ...train.optim import LocalOptimizer
-    from ...train.random_walk import Streams, TensorClient, Token, uniform_neighbour, walk
-
-    u = setup.request.removed[0]
-    clients = [TensorClient(setup.data.x[idx.to(setup.data.x.device)].cpu(),
-                            setup.data.y[idx.to(setup.data.x.device)].cpu()) for idx in setup.data.indices]
-    token = Token(copy.deepcopy(setup.model).cpu(), r["train"]["lr"], LocalOptimizer("adam"))
-    token.set_theta(setup.theta0.cpu())  # the same theta^0 as every other training run
-    batch = setup.cfg["train"]["batch_size"]
-    torch.manual_seed(derive_seed(setup.seed, setup.name, "rrdu-torch"))
-    start = time.perf_counter()
-    walk(token, clients, r["train"]["hops"], uniform_neighbour(len(clients)),
-         Streams.from_seed(derive_seed(setup.seed, setup.name, "rrdu-train")), batch, r["train"]["epochs"])
-    trained = Cost(time.perf_counter() - start, token.examples, 0, r["train"]["hops"] * token.dim)
-    original = token.theta()
-    un = r["unlearn"]
-    cfg = rrdu.RRDUConfig(u=u, p=un["p"], T_u=un["hops"], s=un["s"], batch_size=batch, L=un["L"], rho=un["rho"],
-                          epsilon=budget["epsilon"], delta=budget["delta"], mode="lightweight",
-                          semantics=un["semantics"])
-    token.lr, token.examples = float(un["lr"]), 0
-    start = time.perf_counter()
-    hops = rrdu.unlearn(token, clients, clients[u], len(clients[u]), cfg,
-                        Streams.from_seed(derive_seed(setup.seed, setup.name, "rrdu-unlearn")))
-    cert = cfg.certificate(len(clients))
-    certificate = {"epsilon": budget["epsilon"], "delta": budget["delta"], "sigma": cfg.noise(len(clients)),
-                   "semantics": un["semantics"], "u_visits": sum(h.at_u for h in hops), "clipped": cfg.clip,
-                   "certified": cfg.certified, "forget_grad_norm_max": max((h.grad_norm for h in hops if h.at_u),
-                                                                           default=None),
-                   "nominal_epsilon": None if cert is None else cert.as_dict()}
-    cost = Cost(time.perf_counter() - start, token.examples, 0, un["hops"] * token.dim)
-    return original, trained, Unlearned(token.theta()[None].to(setup.device), [-1], cost, certificate)
-
-
-def claimed(method: str, result: Unlearned, budget: dict) -> dict:
-    """What the method's certificate claims at the common budget, or why it claims nothing."""
-    cert = result.certificate
-    if method == "retrain":
-        return {"epsilon": 0.0, "basis": "exact: the same training without the forget set"}
-    if method == "fats":
-        return {"epsilon": 0.0, "basis": "exact in distribution: FedAvg re-run from the first round the target "
-                                          f"was sampled (round {cert.get('rollback_round')})"}
-    if method == "du":
-        return {"epsilon": cert["epsilon"], "delta": cert["delta"], "sigma": cert["sigma"],
-                "basis": f"DU Theorem 1 (C_eff noise at epsilon {budget['epsilon']:g}); assumes {cert['assumes']}, "
-                         "which this model is not"}
-    if method == "rrdu":
-        from ...privacy.rrdu_noise import WHY
-
-        return {"epsilon": cert["epsilon"], "delta": cert["delta"], "sigma": cert["sigma"],
-                "basis": "RR-DU Cor. 5.2 at the common budget" + ("" if cert["certified"] else f" (nominal: {WHY})")}
-    if method in ("pdudt", "pdudt_es", "fedrecovery"):
-        return {"epsilon": None, "sigma": cert["sigma"],
-                "basis": "its paper's sigma; the epsilon of Theorem 4.9 (PDUDT) or of FedRecovery's Theorem needs "
-                         "smoothness and gradient-variance constants no paper gives for this model: not computed"}
-    return {"epsilon": None, "basis": "no certificate (an approximate method)"}
+def configured_methods(params: dict, setting: str) -> dict[str, MethodInfo]:
+    """The setting's `methods`, each declared by a module (methods/registry.py), applying to the setting and
+    starting from a training family that exists: else a KeyError naming the key and what would be valid."""
+    key = f"common.decentralized.{setting}.methods"
+    names = setting_config(params, setting)["methods"]
+    registry.check(key, names)
+    infos = {m: registry.load(m) for m in names}
+    for m, info in infos.items():
+        if setting in info.does_not_apply:
+            raise KeyError(f"{key}: {m!r} does not apply to this setting ({info.does_not_apply[setting]})")
+        if info.original not in FAMILIES:
+            raise KeyError(f"{key}: {m!r} starts from the original {info.original!r} ({info.module}); valid: "
+                           f"{', '.join(FAMILIES)}")
+    return infos
 
 
 def step_decentralized(params: dict, setting: str, seed: int, features: str, out: str, timing: str,
@@ -327,110 +222,59 @@ def step_decentralized(params: dict, setting: str, seed: int, features: str, out
     seeds = config(params)["decentralized"]["seeds"]
     if seed not in seeds:
         raise KeyError(f"common.decentralized.seeds: {seed} is not in it; valid: {', '.join(map(str, seeds))}")
+    methods = configured_methods(params, setting)
     setup = make_setup(params, setting, seed, features)
     cfg, budget = setup.cfg, config(params)["budget"]
-    methods, request = cfg["methods"], setup.request
+    request = setup.request
     judge = Judge(setup)
     log.info("%s seed %d: RMIA %s, reference models' train accuracy %s", setting, seed, judge.mode,
              [round(a, 3) for a in judge.reference_accuracy])
-    removed = set(request.removed)
+    registered = registry.load_all()
     result = {"setting": setting, "seed": seed, "scale": params["scale"], "clients": cfg["clients"],
               "forget": cfg["forget"], "forget_samples": len(judge.y_forget), "dim": setup.spec.dim,
               "rmia": judge.describe(), "originals": {}, "methods": {},
-              "does_not_apply": {m: why for (s, m), why in DOES_NOT_APPLY.items() if s == setting},
+              "does_not_apply": {m: i.does_not_apply[setting] for m, i in registered.items()
+                                 if setting in i.does_not_apply},
+              "labels": {m: i.label for m, i in registered.items()},
               "config": config_record(params)}
     seconds: dict[str, float] = {}
 
-    def keep(theta: torch.Tensor, clients: list[int]) -> torch.Tensor:
-        return theta[[i for i, c in enumerate(clients) if c not in removed]]
-
-    def record(method: str, res: Unlearned, probs_fns: list) -> None:
-        result["methods"][method] = {**judge(probs_fns, method), "trained_by": TRAINED_BY[method],
+    def record(method: str, info: MethodInfo, res: Unlearned) -> None:
+        fns = res.predict if res.predict is not None else judge.models(res.theta)
+        result["methods"][method] = {**judge(fns, method), "label": info.label, "trained_by": info.original,
                                      "gradient_evaluations": res.cost.grad_evals, "bytes_read": res.cost.bytes_read,
                                      "communication_floats": res.cost.communication_floats,
-                                     "claimed": claimed(method, res, budget)}
+                                     "claimed": info.claim(res, budget)}
         seconds[method] = res.cost.wall_time_s
         m = result["methods"][method]
         log.info("%s seed %d %s: test %.3f, forget %.3f, RMIA TPR@1%% %.3f (%.2f s)", setting, seed, method,
                  m["test_accuracy"], m["forget_accuracy"], m["rmia_tpr_at_1pct_fpr"], res.cost.wall_time_s)
 
-    def original(kind: str, theta: torch.Tensor | list, clients: list[int], cost: Cost) -> None:
-        fns = theta if isinstance(theta, list) else judge.models(keep(theta, clients))
-        result["originals"][kind] = {**judge(fns, f"original {kind}"), "trained_by": ORIGINALS[kind],
-                                     "gradient_evaluations": cost.grad_evals,
-                                     "communication_floats": cost.communication_floats}
-        seconds[f"original {kind}"] = cost.wall_time_s
+    gradient: list[Setup] = []  # the Eq. 2 twin, built once if a family needs it
+
+    def gradient_setup() -> Setup:
+        if not gradient:
+            gradient.append(make_setup(params, setting, seed, features, mixing="gradient"))
+        return gradient[0]
 
     with tempfile.TemporaryDirectory(prefix="common-ground-") as tmp:
-        root = Path(tmp)
-        state, cost = _trained(setup, root / "dsgd", history=False)
-        original("dsgd", state.theta, state.clients, cost)
-        for method in ("retrain", "finetune", "du"):
-            if method not in methods:
+        ctx = Context(setup, gradient_setup, Path(tmp))
+        for family, (what, train_family) in FAMILIES.items():
+            mine = [m for m, info in methods.items() if info.original == family]
+            if not mine:
                 continue
-            mcfg = cfg.get(method, {})
-            if method == "du":
-                mcfg = {**mcfg, "epsilon": budget["epsilon"], "delta": budget["delta"]}
-            res = get_method(method)(state, request, mcfg)
-            if method != "du":  # DU's flood is counted by DU; the others re-run D-SGD
-                start = state.rounds if method == "finetune" else 0
-                rounds = range(start, start + (mcfg["rounds"] if method == "finetune" else state.rounds))
-                res.cost.communication_floats = dsgd_floats(setup, res.clients, rounds)
-            record(method, res, judge.models(res.theta))
-        # PDUDT's and FedRecovery's training: the same task by Eq. 2 (gradient mixing)
-        eq2 = (make_setup(params, setting, seed, features, mixing="gradient")
-               if {"pdudt", "pdudt_es", "fedrecovery"} & set(methods) else None)
-        if {"pdudt", "pdudt_es"} & set(methods):
-            state2, cost2 = _trained(eq2, root / "eq2", history=True)
-            original("eq2", state2.theta, state2.clients, cost2)
-            for method in ("pdudt", "pdudt_es"):
-                if method in methods:
-                    res = get_method(method)(state2, request, cfg["pdudt"])
-                    record(method, res, judge.models(res.theta))
-        if "fedrecovery" in methods:
-            from ...methods.fedrecovery import train_server
-
-            n, rounds = cfg["clients"], cfg["train"]["rounds"]
-            writer = HistoryWriter(root / "fedsgd" / "history", rounds, list(range(n)), eq2.spec.dim,
-                                   params["engine"]["history_dtype"])
-            theta, train_log = train_server(eq2, rounds, writer)
-            writer.close()
-            fed_cost = Cost(train_log.wall_time_s, train_log.grad_evals, 0, 2 * rounds * n * eq2.spec.dim)
-            original("fedsgd", judge.models(theta[:1]), [-1], fed_cost)
-            res = get_method("fedrecovery")(TrainedState(eq2, theta, list(range(n)), rounds, root / "fedsgd"),
-                                            request, cfg["fedrecovery"])
-            record("fedrecovery", res, judge.models(res.theta))
-        if "fats" in methods:
-            from ...methods.fats import train_fats
-
-            k, rounds = cfg["fats"]["clients_per_round"], cfg["train"]["rounds"]
-            (root / "fats" / "history").mkdir(parents=True)
-            start = time.perf_counter()
-            w, grads = train_fats(setup, root / "fats" / "history", k)
-            original("fats", judge.models(w[None]), [-1],
-                     Cost(time.perf_counter() - start, grads, 0, 2 * rounds * k * setup.spec.dim))
-            res = get_method("fats")(TrainedState(setup, w[None], [-1], rounds, root / "fats"), request, cfg["fats"])
-            floats = 2 * (rounds - res.certificate["rollback_round"]) * k * setup.spec.dim
-            res.cost.communication_floats = floats
-            record("fats", res, judge.models(res.theta))
-        if "hdus" in methods:
-            from ...methods import hdus
-
-            (root / "hdus").mkdir()
-            start = time.perf_counter()
-            _, grads = hdus.train_hdus(setup, root / "hdus", cfg["hdus"]["public_fraction"])
-            trained_s = time.perf_counter() - start
-            # before unlearning: every remaining client's ensemble with every seed it holds, weights fitted alike
-            before, _, _ = hdus.unlearn(setup, root / "hdus", cfg["hdus"]["refit_lr"], removed=())
-            original("hdus", _ensembles(setup, {c: e for c, e in before.items() if c not in removed}), [],
-                     Cost(trained_s, grads))
-            ensembles, _, busiest_s = hdus.unlearn(setup, root / "hdus", cfg["hdus"]["refit_lr"])
-            record("hdus", Unlearned(torch.zeros(0), list(ensembles), Cost(busiest_s, 0)),
-                   _ensembles(setup, ensembles))
-        if "rrdu" in methods:
-            original_token, walk_cost, res = rrdu_run(setup, cfg["rrdu"], budget)
-            original("walk", judge.models(original_token[None]), [-1], walk_cost)
-            record("rrdu", res, judge.models(res.theta))
+            orig = train_family(ctx)
+            fns = orig.predict if orig.predict is not None else judge.models(orig.rows)
+            result["originals"][family] = {**judge(fns, f"original {family}"), "trained_by": what,
+                                           "gradient_evaluations": orig.cost.grad_evals,
+                                           "communication_floats": orig.cost.communication_floats}
+            seconds[f"original {family}"] = orig.cost.wall_time_s
+            for method in mine:
+                info = methods[method]
+                mcfg = cfg.get(info.params_key, {})
+                if info.takes_budget:
+                    mcfg = {**mcfg, "epsilon": budget["epsilon"], "delta": budget["delta"]}
+                record(method, info, info(orig.state, request, mcfg))
     save_tensors(scores, judge.score_counts(),
                  {"members": len(judge.y_forget), "nonmembers": len(judge.y_out), "population": len(judge.y_pop),
                   "setting": setting, "seed": seed, "score": "count / population"})

@@ -21,9 +21,16 @@ from ...resolved import check_inputs
 from . import config
 
 TABLES = ("centralized", "centralized_mlp", "client", "sample")
+# the centralized tables' methods; a decentralized result names each method's label (its module declares it), and
+# these stand in for the labels of result files written before it did
 LABELS = {"sglu": "SGLU", "lu": "LU", "d2d": "D2D", "r2d": "R2D", "hf": "HF", "cns": "CNS", "retrain": "retrain",
           "finetune": "fine-tune", "du": "DU", "pdudt": "PDUDT", "pdudt_es": "PDUDT(ES)", "fedrecovery": "FedRecovery",
           "fats": "FATS-Unl", "hdus": "HDUS-approx", "rrdu": "RR-DU"}
+
+
+def label(result: dict, method: str) -> str:
+    """The display label of a decentralized result's method."""
+    return result.get("labels", {}).get(method) or LABELS.get(method, method)
 METRICS = ("test_accuracy", "forget_accuracy", "memorisation_gap", "loss_threshold_auc", "rmia_auc",
            "rmia_tpr_at_1pct_fpr", "rmia_tpr_at_0.1pct_fpr")
 # a per-seed memorisation-gap effect (paired over seeds) counts when its mean exceeds this and a one-sided paired
@@ -237,7 +244,8 @@ def _seed_rows(results: list[dict]) -> pd.DataFrame:
             for key, m in r[group].items():
                 claim = m.get("claimed", {})
                 rows.append({"setting": r["setting"], "seed": r["seed"], "group": group, "key": key,
-                             "trained_by": m["trained_by"], **{k: m[k] for k in METRICS if k in m},
+                             "label": label(r, key), "trained_by": m["trained_by"],
+                             **{k: m[k] for k in METRICS if k in m},
                              "memorisation_gap": m["forget_accuracy"] - m["test_accuracy"],
                              "gradient_evaluations": m["gradient_evaluations"], "bytes_read": m.get("bytes_read"),
                              "communication_floats": m["communication_floats"],
@@ -256,8 +264,8 @@ def _mean_std(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
             row[k], row[f"{k}_std"] = float(g[k].mean()), float(g[k].std(ddof=0))
         for k in ("gradient_evaluations", "bytes_read", "communication_floats"):
             row[k] = float(g[k].mean()) if g[k].notna().all() else None
-        row["trained_by"], row["claimed_epsilon"], row["claim"] = first["trained_by"], first["claimed_epsilon"], \
-            first["claim"]
+        row["label"], row["trained_by"], row["claimed_epsilon"], row["claim"] = \
+            first["label"], first["trained_by"], first["claimed_epsilon"], first["claim"]
         out.append(row)
     return pd.DataFrame(out)
 
@@ -287,9 +295,7 @@ def removal_status(gap: list[float], own_original_gap: list[float], retrain_gap:
 def decentralized_tables(results: list[dict], timings: dict) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
     """Per setting, one row per method (seed mean and std) with its status; and the originals table."""
     rows = _seed_rows(results)
-    order = {k: i for i, k in enumerate([*LABELS, "dsgd", "eq2", "fedsgd", "fats", "hdus", "walk"])}
-    rows = rows.sort_values(["group", "key"], key=lambda col: col.map(order) if col.name == "key" else col,
-                            kind="stable")
+    rows = rows.sort_values("group", kind="stable")  # methods and originals each in the jobs' order
     originals = _mean_std(rows[rows.group == "originals"], ["setting", "key"])
     methods = _mean_std(rows[rows.group == "methods"], ["setting", "key"])
     tables = {}
@@ -302,7 +308,7 @@ def decentralized_tables(results: list[dict], timings: dict) -> tuple[dict[str, 
         gaps = lambda group, key: per_seed[(per_seed.group == group) & (per_seed.key == key)].sort_values(  # noqa
             "seed").memorisation_gap.tolist()
         retrain_gap = gaps("methods", "retrain") or None
-        part["method"] = [LABELS[k] for k in part.key]
+        part["method"] = list(part.label)
         part["unlearn_s"] = [timings.get(setting, {}).get(k) for k in part.key]
         part["status"] = [
             "reference: exact retraining" if k == "retrain" else
@@ -310,7 +316,7 @@ def decentralized_tables(results: list[dict], timings: dict) -> tuple[dict[str, 
             removal_status(gaps("methods", k), gaps("originals", tb), retrain_gap)
             for k, tb in zip(part.key, part.trained_by)]
         r0 = next(r for r in results if r["setting"] == setting)
-        extra = [{"setting": setting, "method": LABELS[m], "status": f"does not apply: {why}"}
+        extra = [{"setting": setting, "method": label(r0, m), "status": f"does not apply: {why}"}
                   for m, why in r0["does_not_apply"].items()]
         tables[setting] = pd.concat([part, pd.DataFrame(extra)], ignore_index=True)
     return tables, originals

@@ -26,6 +26,9 @@ from ...experiment import Setup, load_setup
 from ...files import load_metadata, load_tensors, read_json, save_tensors, write_json
 from ...history import History, HistoryWriter
 from ...methods import Cost, TrainedState, get_method
+from ...methods import fats as _fats  # noqa: F401 - registers PDUDT's table's methods
+from ...methods import fedrecovery as _fedrecovery  # noqa: F401
+from ...methods import retrain as _retrain  # noqa: F401
 from ...methods.pdudt import add_noise, client_correction, client_noise
 from ...resolved import config_record
 from ...seeding import generator

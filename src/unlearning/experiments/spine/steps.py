@@ -15,6 +15,8 @@ from ...experiment import load_setup, make_split
 from ...files import load_metadata, load_tensors, read_json, save_tensors, write_json
 from ...history import CheckpointStore, HistoryWriter
 from ...methods import Cost, TrainedState, get_method
+from ...methods import finetune as _finetune  # noqa: F401 - registers the spine's methods
+from ...methods import retrain as _retrain  # noqa: F401
 from ...resolved import config_record
 from ...train.dsgd import train
 from ..common.io import load_models, write_cost

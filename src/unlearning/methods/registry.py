@@ -1,0 +1,30 @@
+"""Every unlearning method there is, imported on demand (issue 55): the names come from method_names.py (this
+package's `@register` calls and the entry-point group `unlearning.methods`); `load` imports the module that
+registers a name and returns its declaration (methods/__init__.py's MethodInfo)."""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from ..method_names import modules, names, unknown
+from . import METHODS, MethodInfo
+
+
+def check(key: str, configured: list[str]) -> None:
+    """A KeyError naming `key` and the valid names if `configured` holds a name no module registers."""
+    if bad := unknown(configured):
+        raise KeyError(f"{key}: {', '.join(map(repr, bad))} unknown; valid: {', '.join(names())}")
+
+
+def load(name: str) -> MethodInfo:
+    """The declaration of method `name`, its module imported."""
+    check("method", [name])
+    import_module(modules()[name])
+    if name not in METHODS:
+        raise KeyError(f"method {name!r}: {modules()[name]} does not register it (no @register({name!r}, ...))")
+    return METHODS[name]
+
+
+def load_all() -> dict[str, MethodInfo]:
+    """Every method's declaration, by name."""
+    return {name: load(name) for name in names()}
