@@ -526,3 +526,34 @@ def test_a_configured_method_that_does_not_apply_stops_the_job_with_its_reason(t
         dec.step_decentralized(params, "sample", 0, features, str(tmp_path / "s.json"), str(tmp_path / "t.json"),
                                str(tmp_path / "s.safetensors"))
     assert not (tmp_path / "s.json").exists()
+
+
+def test_your_own_callable_is_judged_without_registering_it(tiny):
+    """docs/extending.md's notebook path: a function wrapped as a MethodInfo, run and judged beside its original."""
+    from unlearning.methods import Cost, MethodInfo, Unlearned
+
+    def halve(state, request, params):
+        rows = [i for i, c in enumerate(state.clients) if c not in request.removed]
+        return Unlearned(state.theta[rows] / 2, [state.clients[i] for i in rows], Cost(0.0, 0))
+
+    params, features, _ = tiny
+    result, seconds, _ = dec.judge_methods(params, "client", 0, features, {"halve": MethodInfo("halve", halve, "Half")})
+    assert set(result["methods"]) == {"halve"} and set(result["originals"]) == {"dsgd"}
+    assert result["methods"]["halve"]["label"] == "Half" and result["labels"]["halve"] == "Half"
+    assert result["methods"]["halve"]["claimed"]["epsilon"] is None and "halve" in seconds
+
+
+def test_common_method_prints_the_named_methods_beside_retraining(tiny, tmp_path, capsys):
+    from unlearning.__main__ import main
+
+    params, features, _ = tiny
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    argv = ["--params", str(tmp_path / "params.yaml"), "common-method", "finetune", "--setting", "sample", "--seed",
+            "0", "--features", features, "--out", str(tmp_path / "one.json")]
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("sample setting, seed 0") and [line.split()[0] for line in lines[1:]] == [
+        "original", "retrain", "fine-tune"]
+    assert set(json.loads((tmp_path / "one.json").read_text())["methods"]) == {"retrain", "finetune"}
+    assert main(argv[:3] + ["neggrad"] + argv[4:]) == 2  # a misspelt name: one line, exit 2
+    assert "'neggrad' unknown; valid: " in capsys.readouterr().err

@@ -61,3 +61,7 @@ def names() -> list[str]:
 
 def unknown(configured: list[str]) -> list[str]:
     return [m for m in configured if m not in modules()]
+
+
+if __name__ == "__main__":  # python -m unlearning.method_names: one registered name a line
+    print("\n".join(names()))

@@ -1,4 +1,4 @@
-"""Common ground's commands: common-centralized, common-mlp, common-decentralized, common-report."""
+"""Common ground's commands: common-centralized, common-mlp, common-decentralized, common-method, common-report."""
 
 from __future__ import annotations
 
@@ -25,6 +25,14 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
     s.add_argument("--setting", required=True, help="client | sample")
     s.add_argument("--seed", required=True, type=int, help="one of common.decentralized.seeds")
     add_file_options(s, ["--features", "--out", "--timing", "--scores"])
+    s = sub.add_parser("common-method", parents=[common],
+                       help="common ground: named methods (and retraining, to compare) on one seed of a decentralized "
+                            "setting, their rows printed (docs/extending.md)")
+    s.set_defaults(run=run)
+    s.add_argument("names", nargs="+", help="registered methods (python -m unlearning.method_names lists them)")
+    s.add_argument("--setting", default="client", help="client | sample (default: client)")
+    s.add_argument("--seed", type=int, default=None, help="one of common.decentralized.seeds (default: the first)")
+    add_file_options(s, ["--features", "--out?"])
     s = sub.add_parser("common-report", parents=[common], help="common ground: the report")
     s.set_defaults(run=run)
     add_file_options(s, ["--centralized?", "--timing?", "--mlp?", "--mlp-timing?", "--decentralized*",
@@ -44,6 +52,11 @@ def run(params: dict, a) -> None:
         from .mlp import step_mlp
 
         step_mlp(params, a.features, a.out, a.timing)
+        return
+    if a.step == "common-method":
+        from .decentralized import method_rows
+
+        print(method_rows(params, a.names, a.setting, a.seed, a.features, a.out))
         return
     if a.step == "common-decentralized":
         from .decentralized import step_decentralized

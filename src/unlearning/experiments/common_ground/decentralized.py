@@ -198,13 +198,16 @@ class Judge:
 
 # ----------------------------------------------------------------------------------------------- runs
 
-def configured_methods(params: dict, setting: str) -> dict[str, MethodInfo]:
-    """The setting's `methods`, each declared by a module (methods/registry.py), applying to the setting and
-    starting from a training family that exists: else a KeyError naming the key and what would be valid."""
+def configured_methods(params: dict, setting: str, names: list[str] | None = None) -> dict[str, MethodInfo]:
+    """The setting's `methods` (or `names`), each declared by a module (methods/registry.py), applying to the
+    setting and starting from a training family that exists: else a KeyError naming the key and what is valid."""
     key = f"common.decentralized.{setting}.methods"
-    names = setting_config(params, setting)["methods"]
+    names = setting_config(params, setting)["methods"] if names is None else names
     registry.check(key, names)
-    infos = {m: registry.load(m) for m in names}
+    return checked(key, setting, {m: registry.load(m) for m in names})
+
+
+def checked(key: str, setting: str, infos: dict[str, MethodInfo]) -> dict[str, MethodInfo]:
     for m, info in infos.items():
         if setting in info.does_not_apply:
             raise KeyError(f"{key}: {m!r} does not apply to this setting ({info.does_not_apply[setting]})")
@@ -214,15 +217,17 @@ def configured_methods(params: dict, setting: str) -> dict[str, MethodInfo]:
     return infos
 
 
-def step_decentralized(params: dict, setting: str, seed: int, features: str, out: str, timing: str,
-                       scores: str) -> None:
-    """Every method of the setting for one seed, each beside the original it starts from (see the module); every
-    judged model's RMIA scores go to `scores` (safetensors: one [models, candidates] tensor per row, members
-    first; `original <kind>` for the originals; each score = count / the metadata's population)."""
+def judge_methods(params: dict, setting: str, seed: int, features: str,
+                  methods: dict[str, MethodInfo] | None = None) -> tuple[dict, dict[str, float], "Judge"]:
+    """Run `methods` (default: the setting's configured ones; any MethodInfo, registered or not: your own callable
+    wrapped as `MethodInfo(name, fn, label)`) on the setting's task for `seed`, each from its own original, and
+    judge every model: the result (what common-decentralized writes), the wall seconds and the Judge (its RMIA
+    scores). The Python entry point of docs/extending.md."""
     seeds = config(params)["decentralized"]["seeds"]
     if seed not in seeds:
         raise KeyError(f"common.decentralized.seeds: {seed} is not in it; valid: {', '.join(map(str, seeds))}")
-    methods = configured_methods(params, setting)
+    methods = (configured_methods(params, setting) if methods is None else
+               checked(f"common.decentralized.{setting}.methods", setting, methods))
     setup = make_setup(params, setting, seed, features)
     cfg, budget = setup.cfg, config(params)["budget"]
     request = setup.request
@@ -235,7 +240,7 @@ def step_decentralized(params: dict, setting: str, seed: int, features: str, out
               "rmia": judge.describe(), "originals": {}, "methods": {},
               "does_not_apply": {m: i.does_not_apply[setting] for m, i in registered.items()
                                  if setting in i.does_not_apply},
-              "labels": {m: i.label for m, i in registered.items()},
+              "labels": {m: i.label for m, i in {**registered, **methods}.items()},
               "config": config_record(params)}
     seconds: dict[str, float] = {}
 
@@ -275,9 +280,43 @@ def step_decentralized(params: dict, setting: str, seed: int, features: str, out
                 if info.takes_budget:
                     mcfg = {**mcfg, "epsilon": budget["epsilon"], "delta": budget["delta"]}
                 record(method, info, info(orig.state, request, mcfg))
+    return result, seconds, judge
+
+
+def step_decentralized(params: dict, setting: str, seed: int, features: str, out: str, timing: str,
+                       scores: str, methods: list[str] | None = None) -> None:
+    """The setting's methods (or `methods`, names) for one seed, each beside the original it starts from (see the
+    module); every judged model's RMIA scores go to `scores` (safetensors: one [models, candidates] tensor per row,
+    members first; `original <kind>` for the originals; each score = count / the metadata's population)."""
+    chosen = None if methods is None else configured_methods(params, setting, methods)
+    result, seconds, judge = judge_methods(params, setting, seed, features, chosen)
     save_tensors(scores, judge.score_counts(),
                  {"members": len(judge.y_forget), "nonmembers": len(judge.y_out), "population": len(judge.y_pop),
                   "setting": setting, "seed": seed, "score": "count / population"})
     write_json(out, result)
     write_json(timing, {"setting": setting, "seed": seed, "seconds": seconds, "threads": torch.get_num_threads(),
-                        "device": str(setup.device)})
+                        "device": str(judge.setup.device)})
+
+
+ROW = ("test_accuracy", "forget_accuracy", "loss_threshold_auc", "rmia_auc", "rmia_tpr_at_1pct_fpr",
+       "communication_floats")
+
+
+def method_rows(params: dict, names: list[str], setting: str = "client", seed: int | None = None,
+                features: str = "", out: str | None = None) -> str:
+    """`names` (with retraining, to compare) on one seed of `setting`: their rows and their originals' as text, the
+    full result to `out` (JSON) if given. `python -m unlearning common-method NAME ...`."""
+    seed = config(params)["decentralized"]["seeds"][0] if seed is None else seed
+    names = list(dict.fromkeys(["retrain", *names]))
+    result, _, _ = judge_methods(params, setting, seed, features,
+                                 configured_methods(params, setting, names))
+    if out:
+        write_json(out, result)
+    lines = [f"{setting} setting, seed {seed} ({params['scale']} scale): " + ", ".join(ROW)]
+    for group in ("originals", "methods"):
+        for key, m in result[group].items():
+            name = f"original {key}" if group == "originals" else m["label"]
+            values = "  ".join(f"{m[k]:.4g}" if isinstance(m[k], float) else str(m[k]) for k in ROW)
+            claim = "" if group == "originals" else f"  ({m['claimed']['basis']})"
+            lines.append(f"{name:<24} {values}{claim}")
+    return "\n".join(lines)
