@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import math
 import sys
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -557,3 +559,53 @@ def test_common_method_prints_the_named_methods_beside_retraining(tiny, tmp_path
     assert set(json.loads((tmp_path / "one.json").read_text())["methods"]) == {"retrain", "finetune"}
     assert main(argv[:3] + ["neggrad"] + argv[4:]) == 2  # a misspelt name: one line, exit 2
     assert "'neggrad' unknown; valid: " in capsys.readouterr().err
+
+
+def test_the_decentralized_audit_reads_the_exact_epsilon_of_each_client_against_retraining():
+    """audit_row on constructed outputs: the exact epsilon of each client's noiseless output against its retrained
+    model under the declared noise, the largest over clients, in the audit's words."""
+    from unlearning.methods import Cost, MethodInfo, Unlearned
+    from unlearning.privacy.audit import exact_epsilon
+
+    retrained = Unlearned(torch.zeros(2, 4), [0, 1], Cost(0.0, 0))
+    noiseless = torch.tensor([[0.0, 0.0, 0.0, 0.0], [3.0, 4.0, 0.0, 0.0]])  # client 1's output is 5 away
+    res = Unlearned(noiseless + 0.1, [0, 1], Cost(0.0, 0))
+
+    def row(std: float, claim: dict, pair=True, retrain=True) -> dict:
+        info = MethodInfo("m", lambda *a: res, "M", audit_pair=(lambda *a: (noiseless, [std, std])) if pair else None)
+        return dec.audit_row(info, None, None, {}, res, (None, None, {}, retrained) if retrain else None, claim, 1e-5)
+
+    loose = row(100.0, {"epsilon": 1.0})
+    assert loose["status"].startswith("not faulted: exact") and loose["exact_epsilon_per_client"][0] == 0.0
+    assert loose["exact_epsilon"] == pytest.approx(exact_epsilon(5.0, 100.0, 1e-5)) and loose["exact_epsilon"] <= 1
+    tight = row(1.0, {"epsilon": 1.0})
+    assert tight["status"].startswith("violated: exact: exact epsilon") and tight["exact_epsilon"] > 1
+    assert row(1.0, {"epsilon": None})["status"] == "no certificate"
+    assert row(1.0, {"epsilon": None, "sigma": 0.1})["status"].startswith("no epsilon claimed")
+    assert row(1.0, {"epsilon": 1.0}, pair=False)["status"].startswith("uninformative: no audit pair")
+    assert row(1.0, {"epsilon": 1.0}, retrain=False)["status"].startswith("missing: no retraining")
+
+
+def test_du_states_the_noise_each_model_carries(client_run):
+    """DU's row_noise_std is the std of the noise its models actually carry: the noised output minus the noiseless
+    one (its audit pair), per row, over the d coordinates."""
+    from unlearning.experiments.common_ground.originals import Context, dsgd
+    from unlearning.methods import registry
+
+    params, features, out = client_run
+    for setting in ("client", "sample"):
+        setup = dec.make_setup(params, setting, 0, features)
+        with tempfile.TemporaryDirectory() as tmp:
+            orig = dsgd(Context(setup, lambda: None, Path(tmp)))
+            du = registry.load("du")
+            cfg = {**setup.cfg["du"], "epsilon": 1.0, "delta": 1e-5}
+            res = du(orig.state, setup.request, cfg)
+            noiseless, stds = du.audit_pair(orig.state, setup.request, cfg, res)
+        realized = (res.theta - noiseless).double()
+        assert min(stds) > 0
+        for row, std in zip(realized, stds):
+            assert float(row.std()) == pytest.approx(std, rel=0.1)
+    result = json.loads((out / "c.json").read_text())
+    assert result["methods"]["du"]["audit"]["status"].split(":")[0] in ("violated", "not faulted")
+    assert result["methods"]["rrdu"]["audit"]["status"].startswith("uninformative")
+    assert result["methods"]["finetune"]["audit"]["status"] == "no certificate"

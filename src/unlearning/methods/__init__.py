@@ -9,9 +9,10 @@ exact or uncertified methods) and its cost, communication included.
 A module declares each of its methods once, with `@register(name, label=..., original=..., ...)`: its display
 label, the trained state it starts from on the common ground (`original`: a training family of
 experiments/common_ground/originals.py), the settings it does not apply to and why, whether it takes the common
-privacy budget, and what its certificate claims (`claim`; none: "no certificate"). The modules of this package
-are found by `registry.py` (a package scan, and the entry-point group `unlearning.methods` for outside
-packages); nothing else keeps a list of methods.
+privacy budget, what its certificate claims (`claim`; none: "no certificate") and, for a Gaussian mechanism around
+deterministic outputs, how to draw its audit pair (`audit_pair`). method_names.py finds every
+name (this package's `@register` calls, and the entry-point group `unlearning.methods` for outside packages) and
+registry.py imports them; nothing else keeps a list of methods (docs/extending.md).
 """
 
 from __future__ import annotations
@@ -78,9 +79,12 @@ class MethodInfo:
     original: str = "dsgd"
     does_not_apply: dict[str, str] = field(default_factory=dict)  # common-ground setting -> why not
     takes_budget: bool = False  # params get the common budget's epsilon and delta
-    params_key: str = ""  # the common ground's params block it reads (default: its name)
+    params_key: str = ""  # the common ground's params block it reads ("": its name)
     claim: Callable[[Unlearned, dict], dict] = no_certificate  # (result, budget) -> {"epsilon", "basis", ...}
     module: str = ""
+    # for a method adding Gaussian noise around deterministic outputs: (state, request, params, result) -> (its
+    # noiseless output rows, each row's noise std), so that the exact epsilon against retraining is computed
+    audit_pair: Callable | None = None
 
     def __call__(self, state: TrainedState, request: ForgetRequest, params: dict) -> Unlearned:
         return self.unlearn(state, request, params)
@@ -91,13 +95,13 @@ METHODS: dict[str, MethodInfo] = {}
 
 def register(name: str, *, label: str | None = None, original: str = "dsgd", does_not_apply: dict | None = None,
              takes_budget: bool = False, params_key: str | None = None,
-             claim: Callable[[Unlearned, dict], dict] = no_certificate):
+             claim: Callable[[Unlearned, dict], dict] = no_certificate, audit_pair: Callable | None = None):
     """Declare the decorated function as the method `name` (module docstring)."""
     def wrap(fn: Method) -> Method:
         if name in METHODS and METHODS[name].module != fn.__module__:
             raise ValueError(f"method {name!r}: registered by {METHODS[name].module} and by {fn.__module__}")
         METHODS[name] = MethodInfo(name, fn, label or name, original, dict(does_not_apply or {}), takes_budget,
-                                   params_key or name, claim, fn.__module__)
+                                   params_key or name, claim, fn.__module__, audit_pair)
         return fn
 
     return wrap

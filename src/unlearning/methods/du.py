@@ -515,6 +515,28 @@ def global_newton(model: nn.Module, spec: FlatSpec, x: torch.Tensor, data: Clien
 
 # ----------------------------------------------------------------------------------------------- registry
 
+def row_noise_std(res: DUResult, clients: list[int], kind: str, cfg: DUConfig) -> list[float]:
+    """The std of the Gaussian noise each returned model carries (rows of `res.theta`), per coordinate: a client
+    adds each delivered message once, scaled by 1/N (Algorithm 1) or, client-wise, by eq. 6's weight, so its noise
+    is N(0, s^2 I) with s^2 = scale^2 sum over its delivered messages of their std^2."""
+    if res.flood is None:
+        return [0.0] * len(res.clients)
+    scale = (1.0 / len(clients) if cfg.client_weight == "literal" else 1.0) if kind == "client" else 1.0 / len(clients)
+    stds = torch.tensor([res.noise_std[c] for c, _ in res.flood.ids], dtype=torch.float64)
+    delivered = res.flood.delivered.to(torch.float64)
+    per_row = scale * (delivered.square() @ stds.square()).sqrt()
+    return [float(per_row[clients.index(c)]) for c in res.clients]
+
+
+def du_audit_pair(state: TrainedState, request: ForgetRequest, params: dict,
+                  result: Unlearned) -> tuple[torch.Tensor, list[float]]:
+    """The Gaussian mechanism DU's certificate is about: the noiseless corrected models (the same corrections,
+    no noise drawn) and each one's noise std, rows as in `result`."""
+    noiseless = du_method(state, request, {**params, "noise": "none"})
+    assert noiseless.clients == result.clients
+    return noiseless.theta, result.certificate["row_noise_std"]
+
+
 def du_claim(result: Unlearned, budget: dict) -> dict:
     cert = result.certificate
     return {"epsilon": cert["epsilon"], "delta": cert["delta"], "sigma": cert["sigma"],
@@ -522,7 +544,7 @@ def du_claim(result: Unlearned, budget: dict) -> dict:
                      "which this model is not"}
 
 
-@register("du", label="DU", takes_budget=True, claim=du_claim)
+@register("du", label="DU", takes_budget=True, claim=du_claim, audit_pair=du_audit_pair)
 def du_method(state: TrainedState, request: ForgetRequest, params: dict) -> Unlearned:
     """The method interface: the trained state's stacked models, its last round's graph and the request
     (fraction or class: Algorithm 1 over every client with m_c > 0; client: eq. 5-6). `params` holds
@@ -545,6 +567,7 @@ def du_method(state: TrainedState, request: ForgetRequest, params: dict) -> Unle
                           classes=s.classes)
     certificate = {"epsilon": cfg.epsilon if cfg.noise != "none" else None, "delta": cfg.delta,
                    "sigma": res.sigmas, "noise_std": res.noise_std, "noise": cfg.noise,
+                   "row_noise_std": row_noise_std(res, list(state.clients), request.kind, cfg),
                    "certified_noise_fix": cfg.certified_noise_fix,
                    "assumes": "strongly convex, smooth, Lipschitz loss at a minimiser (Theorem 1)",
                    "degenerate_clients": res.degenerate,

@@ -22,6 +22,9 @@ from scipy.stats import beta
 
 from .r2d_noise import analytic_delta, analytic_sigma
 
+# an audit's verdict words (it never says "holds"): the claim is exceeded, or nothing here exceeded it
+VIOLATED, NOT_FAULTED = "violated", "not faulted"
+
 
 def clopper_pearson_upper(k: int, n: int, confidence: float) -> float:
     """One-sided Clopper-Pearson upper bound on a rate from k events in n trials (1 when k = n)."""
