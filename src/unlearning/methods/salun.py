@@ -1,0 +1,119 @@
+"""SalUn (Fan et al., ICLR 2024, "SalUn: Empowering Machine Unlearning via Gradient-based Weight Saliency"): random
+labelling on the forget set beside the retained data, moving only the salient weights.
+
+- Saliency (Eq. 5): m_S = 1[|grad_theta l_f(theta_o)| >= gamma], the gradient of the forget set's loss at the
+  original model, gamma the magnitude that leaves the top `ratio` of the weights salient (the paper's default 0.5).
+- Unlearning (Eqs. 6-7): theta_u = m_S * (theta_o + Delta) + (1 - m_S) * theta_o, Delta minimising the cross-entropy
+  on the forget samples under random labels y' != y plus alpha = 1 times the cross-entropy on the retained data.
+
+No certificate. Decentralized here as fine-tuning and NegGrad+ are: `rounds` more D-SGD rounds from the original's
+final checkpoint (rounds numbered on from its rounds: new graphs), every client of the original taking part. The
+clients holding forget data (the leaving client in the client setting, every client in the sample setting) each
+compute the gradient of their forget samples' loss at their own model; its sum over them sets the mask (each
+holder's d-vector reaches every other client once: (clients - 1) d floats per holder, counted), the same for every
+client. In each round every client takes its local steps on its retained batch plus its forget batch under random
+labels (drawn once per sample, y' uniform over the other classes; the forget batches cycle), the step masked by m_S,
+and the network mixes only the salient coordinates: the others stay each client's original values (Eq. 6). The
+leaving client leaves after the last round (its row is dropped). Communication: the mask's vectors, then every
+edge of every round's graph carrying a model each way, as fine-tuning's.
+
+Parameters: `rounds`, `lr` and `ratio`.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+
+import torch
+from torch.func import grad, vmap
+
+from ..experiment import ForgetRequest
+from ..seeding import generator
+from ..topology import dsgd_floats, graph_for_round, metropolis_hastings
+from ..train.dsgd import ClientData, Diverged, make_loss, mix, round_batches, step_gradients
+from . import Cost, TrainedState, Unlearned, register
+
+log = logging.getLogger("unlearning")
+
+
+def saliency_mask(scores: torch.Tensor, ratio: float) -> torch.Tensor:
+    """1 on the ceil(ratio d) coordinates of largest |scores| (ties by position), 0 elsewhere (Eq. 5's gamma)."""
+    k = math.ceil(ratio * scores.numel())
+    order = torch.sort(scores.abs(), descending=True, stable=True).indices
+    mask = torch.zeros_like(scores)
+    mask[order[:k]] = 1.0
+    return mask
+
+
+def random_labels(y: torch.Tensor, classes: int, gen: torch.Generator) -> torch.Tensor:
+    """A label y' != y per sample, uniform over the other classes."""
+    shift = torch.randint(1, classes, y.shape, generator=gen)
+    return (y.cpu() + shift) % classes
+
+
+@register("salun", label="SalUn")
+def salun(state: TrainedState, request: ForgetRequest, params: dict) -> Unlearned:
+    s = state.setup
+    ratio, lr = float(params["ratio"]), float(params["lr"])
+    if not 0.0 < ratio <= 1.0:
+        raise ValueError(f"salun.ratio = {ratio!r}: valid: a number in (0, 1]")
+    start = time.perf_counter()
+    store = state.checkpoints()
+    theta, clients = store.load(state.rounds)
+    theta = theta.to(s.device)
+    loss = make_loss(s.model, s.spec)
+    grad_fn = grad(loss)
+    # Eq. 5: the forget loss's gradient at each holder's own model, summed over the holders
+    forget_rows = {c: s.data.indices[c][s.data.keep[c] & request.masks[c]].to(s.data.x.device) for c in clients}
+    holders = [c for c in clients if len(forget_rows[c])]
+    scores = torch.zeros(theta.shape[1], dtype=theta.dtype, device=theta.device)
+    for c in holders:
+        rows = forget_rows[c]
+        scores += grad_fn(theta[clients.index(c)], s.data.x[rows], s.data.y[rows],
+                          torch.ones(len(rows), device=theta.device))
+    mask = saliency_mask(scores, ratio)
+    grad_evals = sum(len(forget_rows[c]) for c in holders)
+    # Eq. 7: random labels on the forget samples, the retained data as it is
+    y_random = s.data.y.clone()
+    every = torch.cat([forget_rows[c] for c in holders]).sort().values
+    y_random[every] = random_labels(s.data.y[every], s.classes,
+                                    generator(s.seed, s.name, "salun-labels")).to(y_random)
+    retain = s.data.retained(request.masks)
+    forget = ClientData(s.data.x, y_random, s.data.indices, [k & f for k, f in zip(s.data.keep, request.masks)])
+    sched = s.schedule(lr=lr)
+    batched = vmap(grad_fn) if s.strategy == "vmap" else None
+    rounds = range(state.rounds, state.rounds + params["rounds"])
+    for t in rounds:
+        graph = graph_for_round(sched.topology, sched.graph_nodes, sched.p_edge, sched.seed, t,
+                                without=sched.keep_connected_without)
+        w = metropolis_hastings(graph, nodes=clients).to(theta)
+        idx_r, w_r = round_batches(retain, clients, sched, t)
+        idx_f, w_f = round_batches(forget, clients, sched, t)
+        steps = max(idx_r.shape[1], 1 if idx_f.shape[1] else 0)
+        phi, pseudo = theta, torch.zeros_like(theta)
+        for step in range(steps):
+            g = torch.zeros_like(theta)
+            if step < idx_r.shape[1]:
+                g += step_gradients(phi, retain, idx_r, w_r, step, grad_fn, batched)
+                grad_evals += int(w_r[:, step].sum())
+            if idx_f.shape[1]:
+                f = step % idx_f.shape[1]
+                g += step_gradients(phi, forget, idx_f, w_f, f, grad_fn, batched)
+                grad_evals += int(w_f[:, f].sum())
+            g *= mask
+            pseudo += g
+            if step + 1 < steps:
+                phi = phi - lr * g
+        theta = theta + mask * (mix(theta, pseudo, w, lr, sched.mixing) - theta)  # Eq. 6: salient coordinates only
+        if not bool(torch.isfinite(theta).all()):
+            raise Diverged(f"{s.name}: SalUn diverged in round {t} (counting from 0); lr = {lr:g}; valid: a smaller "
+                           "salun.lr")
+    kept = [i for i, c in enumerate(clients) if c not in request.removed]
+    remaining = [clients[i] for i in kept]
+    floats = len(holders) * (len(clients) - 1) * s.spec.dim + dsgd_floats(sched, list(clients), rounds, s.spec.dim)
+    log.info("%s: SalUn mask from %d holders' forget gradients (%d of %d weights salient), rounds %d-%d over clients "
+             "%s; %d remain", s.name, len(holders), int(mask.sum()), mask.numel(), rounds.start, rounds.stop - 1,
+             list(clients), len(remaining))
+    return Unlearned(theta[kept], remaining, Cost(time.perf_counter() - start, grad_evals, store.bytes_read, floats))
