@@ -113,3 +113,29 @@ def test_neggrad_plus_ascent_raises_the_forget_loss_and_a_bad_alpha_is_refused(t
     assert before.isfinite()
     with pytest.raises(ValueError, match=r"neggrad_plus.alpha = 1.5: valid: a number in \[0, 1\]"):
         get_method("neggrad_plus")(state, setup.request, {"rounds": 1, "lr": 0.1, "alpha": 1.5})
+
+
+def test_salun_saliency_keeps_the_top_ratio_and_random_labels_differ_from_the_true_ones():
+    from unlearning.methods.salun import random_labels, saliency_mask
+
+    mask = saliency_mask(torch.tensor([0.1, -3.0, 2.0, 0.0, -0.5, 1.0]), 0.5)
+    assert mask.tolist() == [0.0, 1.0, 1.0, 0.0, 0.0, 1.0]
+    assert saliency_mask(torch.ones(7), 1.0).sum() == 7 and saliency_mask(torch.ones(7), 0.1).sum() == 1
+    y = torch.arange(10).repeat(50)
+    y2 = random_labels(y, 10, torch.Generator().manual_seed(0))
+    assert (y2 != y).all() and y2.min() >= 0 and y2.max() <= 9 and len(set(y2.tolist())) == 10
+
+
+def test_salun_moves_only_the_salient_weights(trained):
+    """Eq. 6: the coordinates outside the mask keep each remaining client's original values; the salient ones move."""
+    from unlearning.methods import salun as module
+
+    params, features, split, out = trained
+    state, setup = state_of(params, features, split, out)
+    theta, clients = state.checkpoints().load(state.rounds)
+    result = get_method("salun")(state, setup.request, {"rounds": 2, "lr": 0.1, "ratio": 0.25})
+    assert result.clients == [0, 1, 2] and result.cost.communication_floats > 0 and result.certificate == {}
+    moved = (result.theta != theta[:3].to(result.theta)).any(0)
+    assert 0 < int(moved.sum()) <= module.math.ceil(0.25 * theta.shape[1])
+    with pytest.raises(ValueError, match=r"salun.ratio = 0.0: valid: a number in \(0, 1\]"):
+        get_method("salun")(state, setup.request, {"rounds": 1, "lr": 0.1, "ratio": 0})
