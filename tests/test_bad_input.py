@@ -403,3 +403,15 @@ def test_a_missing_file_error_prints_its_path_not_its_errno(monkeypatch, capsys)
     assert entry.main(["pdudt-report", "--out-dir", "unused"]) == 2
     err = capsys.readouterr().err.strip()
     assert err == "error: [Errno 2] No such file or directory: 'artifacts/x/models.safetensors'"
+
+
+def test_snakemakes_validation_with_the_schema_file_accepts_the_shipped_params():
+    """Snakemake validates with the schema file as it is (workflow/rules/common.smk), before check_params closes the
+    common ground's method blocks to the registered names: the file itself must accept params.yaml and the tiny
+    config, a registered method's params block included."""
+    import jsonschema
+    import yaml
+
+    schema = yaml.safe_load((ROOT / "workflow" / "schemas" / "params.schema.yaml").read_text())
+    for path in (ROOT / "params.yaml", ROOT / "tests" / "config" / "tiny.yaml"):
+        jsonschema.Draft202012Validator(schema).validate(yaml.safe_load(path.read_text()))

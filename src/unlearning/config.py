@@ -79,11 +79,12 @@ def schema() -> dict:
 def registered_methods(full: dict) -> dict:
     """`full` with common.decentralized's `client.methods` and `sample.methods` enumerating the registered methods
     (method_names.py) and a params block allowed for each (a method's own keys are its module's to check)."""
-    decentralized = full["$defs"]["common"]["properties"]["decentralized"]["properties"]
+    decentralized = full["$defs"]["common"]["properties"]["decentralized"]
     for setting in ("client", "sample"):
-        decentralized[setting]["properties"]["methods"]["items"] = {"enum": method_names.names()}
+        decentralized["properties"][setting]["properties"]["methods"]["items"] = {"enum": method_names.names()}
     for name in method_names.names():
-        decentralized.setdefault(name, {"type": "object"})
+        decentralized["properties"].setdefault(name, {"type": "object"})
+    decentralized["additionalProperties"] = False  # a block no registered method reads is a misspelling
     return full
 
 
