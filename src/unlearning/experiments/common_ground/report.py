@@ -270,7 +270,7 @@ def _mean_std(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
             first["label"], first["trained_by"], first["claimed_epsilon"], first["claim"]
         exact = g.audit_exact_epsilon.dropna()  # the audit: the seed with the largest exact epsilon speaks
         row["audit"] = g.audit.loc[exact.astype(float).idxmax()] if len(exact) else first["audit"]
-        if len(g) > 1 and len(exact):
+        if len(g) > 1 and len(exact) and str(row["audit"]).startswith((VIOLATED, NOT_FAULTED)):
             row["audit"] += f" (the largest over {len(g)} seeds)"
         out.append(row)
     return pd.DataFrame(out)
