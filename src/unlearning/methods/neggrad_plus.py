@@ -20,12 +20,9 @@ from __future__ import annotations
 import logging
 import time
 
-import torch
-from torch.func import grad, vmap
-
 from ..experiment import ForgetRequest
-from ..topology import dsgd_floats, graph_for_round, metropolis_hastings
-from ..train.dsgd import ClientData, Diverged, make_loss, mix, round_batches, step_gradients
+from ..topology import dsgd_floats
+from ..train.dsgd import ClientData, retain_forget_rounds
 from . import Cost, TrainedState, Unlearned, register
 
 log = logging.getLogger("unlearning")
@@ -45,34 +42,10 @@ def neggrad_plus(state: TrainedState, request: ForgetRequest, params: dict) -> U
     retain = s.data.retained(request.masks)
     forget = ClientData(s.data.x, s.data.y, s.data.indices, [k & f for k, f in zip(s.data.keep, request.masks)])
     sched = s.schedule(lr=lr)
-    grad_fn = grad(make_loss(s.model, s.spec))
-    batched = vmap(grad_fn) if s.strategy == "vmap" else None
     rounds = range(state.rounds, state.rounds + params["rounds"])
-    grad_evals = 0
-    for t in rounds:
-        graph = graph_for_round(sched.topology, sched.graph_nodes, sched.p_edge, sched.seed, t,
-                                without=sched.keep_connected_without)
-        w = metropolis_hastings(graph, nodes=clients).to(theta)
-        idx_r, w_r = round_batches(retain, clients, sched, t)
-        idx_f, w_f = round_batches(forget, clients, sched, t)
-        steps = max(idx_r.shape[1], 1 if idx_f.shape[1] else 0)
-        phi, pseudo = theta, torch.zeros_like(theta)
-        for step in range(steps):
-            g = torch.zeros_like(theta)
-            if step < idx_r.shape[1]:
-                g += alpha * step_gradients(phi, retain, idx_r, w_r, step, grad_fn, batched)
-                grad_evals += int(w_r[:, step].sum())
-            if idx_f.shape[1]:  # the forget batches cycle, as in Kurmanji et al.'s loop
-                f = step % idx_f.shape[1]
-                g -= (1.0 - alpha) * step_gradients(phi, forget, idx_f, w_f, f, grad_fn, batched)
-                grad_evals += int(w_f[:, f].sum())
-            pseudo += g
-            if step + 1 < steps:
-                phi = phi - lr * g
-        theta = mix(theta, pseudo, w, lr, sched.mixing)
-        if not bool(torch.isfinite(theta).all()):
-            raise Diverged(f"{s.name}: NegGrad+ diverged in round {t} (counting from 0); lr = {lr:g}, alpha = "
-                           f"{alpha:g}; valid: a smaller neggrad_plus.lr or a larger alpha")
+    theta, grad_evals = retain_forget_rounds(
+        s.model, s.spec, theta, retain, forget, clients, sched, rounds, s.strategy, alpha, -(1.0 - alpha),
+        f"{s.name}: NegGrad+", f"lr = {lr:g}, alpha = {alpha:g}; valid: a smaller neggrad_plus.lr or a larger alpha")
     kept = [i for i, c in enumerate(clients) if c not in request.removed]
     remaining = [clients[i] for i in kept]
     floats = dsgd_floats(sched, list(clients), rounds, s.spec.dim)

@@ -27,12 +27,12 @@ import math
 import time
 
 import torch
-from torch.func import grad, vmap
+from torch.func import grad
 
 from ..experiment import ForgetRequest
 from ..seeding import generator
-from ..topology import dsgd_floats, graph_for_round, metropolis_hastings
-from ..train.dsgd import ClientData, Diverged, make_loss, mix, round_batches, step_gradients
+from ..topology import dsgd_floats
+from ..train.dsgd import ClientData, make_loss, retain_forget_rounds
 from . import Cost, TrainedState, Unlearned, register
 
 log = logging.getLogger("unlearning")
@@ -83,33 +83,11 @@ def salun(state: TrainedState, request: ForgetRequest, params: dict) -> Unlearne
     retain = s.data.retained(request.masks)
     forget = ClientData(s.data.x, y_random, s.data.indices, [k & f for k, f in zip(s.data.keep, request.masks)])
     sched = s.schedule(lr=lr)
-    batched = vmap(grad_fn) if s.strategy == "vmap" else None
     rounds = range(state.rounds, state.rounds + params["rounds"])
-    for t in rounds:
-        graph = graph_for_round(sched.topology, sched.graph_nodes, sched.p_edge, sched.seed, t,
-                                without=sched.keep_connected_without)
-        w = metropolis_hastings(graph, nodes=clients).to(theta)
-        idx_r, w_r = round_batches(retain, clients, sched, t)
-        idx_f, w_f = round_batches(forget, clients, sched, t)
-        steps = max(idx_r.shape[1], 1 if idx_f.shape[1] else 0)
-        phi, pseudo = theta, torch.zeros_like(theta)
-        for step in range(steps):
-            g = torch.zeros_like(theta)
-            if step < idx_r.shape[1]:
-                g += step_gradients(phi, retain, idx_r, w_r, step, grad_fn, batched)
-                grad_evals += int(w_r[:, step].sum())
-            if idx_f.shape[1]:
-                f = step % idx_f.shape[1]
-                g += step_gradients(phi, forget, idx_f, w_f, f, grad_fn, batched)
-                grad_evals += int(w_f[:, f].sum())
-            g *= mask
-            pseudo += g
-            if step + 1 < steps:
-                phi = phi - lr * g
-        theta = theta + mask * (mix(theta, pseudo, w, lr, sched.mixing) - theta)  # Eq. 6: salient coordinates only
-        if not bool(torch.isfinite(theta).all()):
-            raise Diverged(f"{s.name}: SalUn diverged in round {t} (counting from 0); lr = {lr:g}; valid: a smaller "
-                           "salun.lr")
+    theta, evals = retain_forget_rounds(s.model, s.spec, theta, retain, forget, clients, sched, rounds, s.strategy,
+                                        1.0, 1.0, f"{s.name}: SalUn", f"lr = {lr:g}; valid: a smaller salun.lr",
+                                        mask=mask)  # Eq. 6: only the salient coordinates step and mix
+    grad_evals += evals
     kept = [i for i, c in enumerate(clients) if c not in request.removed]
     remaining = [clients[i] for i in kept]
     floats = len(holders) * (len(clients) - 1) * s.spec.dim + dsgd_floats(sched, list(clients), rounds, s.spec.dim)

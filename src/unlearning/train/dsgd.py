@@ -323,3 +323,44 @@ def train(model: nn.Module, spec: FlatSpec, theta: torch.Tensor, data: ClientDat
     log.opt_state = opt_state
     return theta, log
 
+
+
+def retain_forget_rounds(model: nn.Module, spec: FlatSpec, theta: torch.Tensor, retain: ClientData, forget: ClientData,
+                         clients: list[int], sched: Schedule, rounds: range, strategy: str, retain_weight: float,
+                         forget_weight: float, what: str, hint: str,
+                         mask: torch.Tensor | None = None) -> tuple[torch.Tensor, int]:
+    """D-SGD rounds whose local step is retain_weight x the gradient on a retained batch plus forget_weight x the
+    gradient on a forget batch (the forget batches cycle), every client of `clients` stepping on its own data and
+    the models mixed as in training; with `mask`, only the masked coordinates step and mix (the others keep their
+    values). Returns the models and the per-sample gradient evaluations; a non-finite round raises Diverged naming
+    `what`, the round and `hint`."""
+    grad_fn = grad(make_loss(model, spec))
+    batched = vmap(grad_fn) if strategy == "vmap" else None
+    grad_evals = 0
+    for t in rounds:
+        graph = graph_for_round(sched.topology, sched.graph_nodes, sched.p_edge, sched.seed, t,
+                                without=sched.keep_connected_without)
+        w = metropolis_hastings(graph, nodes=clients).to(theta)
+        idx_r, w_r = round_batches(retain, clients, sched, t)
+        idx_f, w_f = round_batches(forget, clients, sched, t)
+        steps = max(idx_r.shape[1], 1 if idx_f.shape[1] else 0)
+        phi, pseudo = theta, torch.zeros_like(theta)
+        for step in range(steps):
+            g = torch.zeros_like(theta)
+            if step < idx_r.shape[1]:
+                g += retain_weight * step_gradients(phi, retain, idx_r, w_r, step, grad_fn, batched)
+                grad_evals += int(w_r[:, step].sum())
+            if idx_f.shape[1]:
+                f = step % idx_f.shape[1]
+                g += forget_weight * step_gradients(phi, forget, idx_f, w_f, f, grad_fn, batched)
+                grad_evals += int(w_f[:, f].sum())
+            if mask is not None:
+                g *= mask
+            pseudo += g
+            if step + 1 < steps:
+                phi = phi - sched.lr * g
+        mixed = mix(theta, pseudo, w, sched.lr, sched.mixing)
+        theta = mixed if mask is None else theta + mask * (mixed - theta)
+        if not bool(torch.isfinite(theta).all()):
+            raise Diverged(f"{what} diverged in round {t} (counting from 0); {hint}")
+    return theta, grad_evals
