@@ -236,6 +236,39 @@ def tiny_run(tmp_path_factory) -> Path:
     return workdir
 
 
+@pytest.fixture(scope="session")
+def example_install(tmp_path_factory) -> Path:
+    """examples/gradient_ascent installed as `pip install` installs a package (its module and a dist-info declaring
+    its entry point), into a throwaway folder: the locked .venv stays untouched. Built from a copy, so that the
+    build leaves nothing in the checkout."""
+    import shutil
+    import subprocess
+    import sys
+
+    source, target = tmp_path_factory.mktemp("example_src") / "pkg", tmp_path_factory.mktemp("example_install")
+    shutil.copytree(ROOT / "examples" / "gradient_ascent", source)
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+                    "--no-index", "--target", str(target), str(source)], check=True, capture_output=True)
+    return target
+
+
+@pytest.fixture
+def example_method(example_install, monkeypatch):
+    """The example package's method, found as installed (its entry point) for the test's duration."""
+    import sys
+
+    from unlearning import method_names
+    from unlearning.methods import METHODS
+
+    monkeypatch.syspath_prepend(str(example_install))
+    method_names.modules.cache_clear()
+    yield "gradient_ascent"
+    METHODS.pop("gradient_ascent", None)
+    sys.modules.pop("gradient_ascent", None)
+    monkeypatch.undo()
+    method_names.modules.cache_clear()
+
+
 @pytest.fixture
 def no_tf32():
     """Full float32 matrix products and convolutions on CUDA while a test runs: cuDNN rounds convolution inputs

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 import tempfile
 from pathlib import Path
 
@@ -465,58 +464,28 @@ def test_r2d_calibration_sentence_says_whether_the_full_batch_gaps_contradict_th
     assert "Theorem 3.1 is exceeded even with the G the full-batch run needs (2" in sentence(3e-4)
 
 
-OUTSIDE_METHOD = '''
-from unlearning.methods import Cost, Unlearned, register
-
-
-@register("scaled_original", label="scaled original (outside)")
-def scaled_original(state, request, params):
-    """The original's remaining models, scaled: a method from an outside package, for the protocol's test."""
-    rows = [i for i, c in enumerate(state.clients) if c not in request.removed]
-    return Unlearned(state.theta[rows] * params.get("scale", 1.0), [state.clients[i] for i in rows], Cost(0.0, 0))
-'''
-
-
-@pytest.fixture
-def outside_method(tmp_path, monkeypatch):
-    """An outside package registering a method through the entry-point group `unlearning.methods`: its module and
-    its dist-info on sys.path, as `pip install` would leave them (the locked .venv untouched)."""
-    from unlearning import method_names
-    from unlearning.methods import METHODS
-
-    (tmp_path / "my_unlearning_method.py").write_text(OUTSIDE_METHOD)
-    info = tmp_path / "my_unlearning_method-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: my-unlearning-method\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[unlearning.methods]\nscaled_original = my_unlearning_method\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    method_names.modules.cache_clear()
-    yield "scaled_original"
-    METHODS.pop("scaled_original", None)
-    sys.modules.pop("my_unlearning_method", None)
-    monkeypatch.undo()
-    method_names.modules.cache_clear()
-
-
-def test_a_method_from_an_outside_package_is_configured_attacked_and_judged(tiny, tmp_path, outside_method):
+def test_a_method_from_an_outside_package_is_configured_attacked_and_judged(tiny, tmp_path, example_method):
+    """examples/gradient_ascent, installed (conftest's example_install): its entry point makes it a method."""
     from unlearning.config import check_params
+    from unlearning.method_names import outside_files
 
     params, features, _ = tiny
     params = json.loads(json.dumps(params))
-    params["common"]["decentralized"]["client"]["methods"] = ["retrain", outside_method]
-    params["common"]["decentralized"][outside_method] = {"scale": 0.5}
+    params["common"]["decentralized"]["client"]["methods"] = ["retrain", example_method]
+    params["common"]["decentralized"][example_method] = {"rounds": 2, "lr": 0.1}
     check_params(params)  # its name is valid and its params block allowed
+    assert [Path(f).name for f in outside_files(["retrain", example_method])] == ["gradient_ascent.py"]
     dec.step_decentralized(params, "client", 0, features, str(tmp_path / "c.json"), str(tmp_path / "t.json"),
                            str(tmp_path / "c.safetensors"))
     result = json.loads((tmp_path / "c.json").read_text())
-    row = result["methods"][outside_method]
-    assert row["label"] == "scaled original (outside)" and row["trained_by"] == "dsgd" and row["models"] == 3
+    row = result["methods"][example_method]
+    assert row["label"] == "gradient ascent (example package)" and row["trained_by"] == "dsgd" and row["models"] == 3
     for metric in ("test_accuracy", "forget_accuracy", "loss_threshold_auc", "rmia_auc"):
         assert 0.0 <= row[metric] <= 1.0
     assert row["claimed"] == {"epsilon": None, "basis": "no certificate (an approximate method)"}
-    assert row["test_accuracy"] != result["originals"]["dsgd"]["test_accuracy"]  # its scale reached it
+    assert row["forget_accuracy"] != result["originals"]["dsgd"]["forget_accuracy"]  # its ascent reached them
     tables, _ = decentralized_tables([result], {})
-    assert "scaled original (outside)" in tables["client"].method.tolist()
+    assert "gradient ascent (example package)" in tables["client"].method.tolist()
 
 
 def test_a_configured_method_that_does_not_apply_stops_the_job_with_its_reason(tiny, tmp_path):

@@ -10,6 +10,7 @@ methods/registry.py imports them.
 from __future__ import annotations
 
 import ast
+import importlib.util
 from functools import cache
 from importlib import metadata
 from pathlib import Path
@@ -61,6 +62,20 @@ def names() -> list[str]:
 
 def unknown(configured: list[str]) -> list[str]:
     return [m for m in configured if m not in modules()]
+
+
+def outside_files(configured: list[str]) -> list[str]:
+    """The source files of the configured methods that outside packages register: a workflow rule lists them as
+    inputs (as common.smk's `code` lists the package's), so that editing one re-runs the jobs that run it."""
+    files = []
+    for name in configured:
+        module = modules().get(name, "")
+        if module and not module.startswith("unlearning."):
+            spec = importlib.util.find_spec(module)
+            if spec is None or not spec.origin:
+                raise ValueError(f"entry point {name!r}: its module {module!r} is not importable")
+            files.append(spec.origin)
+    return sorted(set(files))
 
 
 if __name__ == "__main__":  # python -m unlearning.method_names: one registered name a line

@@ -12,6 +12,7 @@ from unlearning.data.availability import (column_source, features_missing_reason
                                           user_data_missing_reason)
 from unlearning.experiments.pdudt import layout as pdudt_layout
 from unlearning.experiments.rrdu.layout import ABLATION_PARTS as RRDU_ABLATION_PARTS
+from unlearning.method_names import outside_files
 from unlearning.resolved import write_resolved
 from unlearning.sources import module_files
 
@@ -285,6 +286,8 @@ COMMON_DEC_MISSING = missing_reason(COMMON_DEC["dataset"], config["data"]["raw_r
 COMMON_DEC_RUNS = [] if COMMON_DEC_MISSING else [f"{s}_s{seed}" for s in ("client", "sample")
                                                  for seed in COMMON_DEC["seeds"]]
 COMMON_DEC_PARAMS = {"budget": COMMON["budget"], "decentralized": COMMON_DEC}
+# the files of the configured methods that outside packages register (entry points): an input, as `code` is
+COMMON_DEC_OUTSIDE = outside_files([m for setting in ("client", "sample") for m in COMMON_DEC[setting]["methods"]])
 
 
 def common_decentralized_results():

@@ -51,6 +51,7 @@ rule common_decentralized:
     input:
         features=f"data/features/{COMMON_DEC['dataset']}.safetensors",
         code=code("unlearning.experiments.common_ground.decentralized"),
+        outside=COMMON_DEC_OUTSIDE,
     output:
         result="results/common_ground/{setting}_s{seed}.json",
         timing="timings/common_ground/{setting}_s{seed}.json",

@@ -1,0 +1,66 @@
+"""docs/extending.md's worked example through the workflow (issue 55, item 8): the outside package
+examples/gradient_ascent, installed into a throwaway folder (conftest's `example_install`; the locked .venv
+untouched), configured in params.yaml and run by Snakemake in a copy of the session's tiny run. Only the common
+ground's decentralized jobs and its report re-run, and the method's row is on the common ground's tables of both
+settings, attacked, with a removal status and "no certificate" in the audit column."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from conftest import workflow_env
+
+LABEL = "gradient ascent (example package)"
+
+
+def rules_run(log: str) -> dict[str, int]:
+    """{rule: jobs} of Snakemake's "Job stats" table."""
+    table = log.split("Job stats:", 1)[1].split("\n\n", 1)[0]
+    return {m[1]: int(m[2]) for m in re.finditer(r"^(\w+)\s+(\d+)$", table, re.M) if m[1] != "total"}
+
+
+def test_the_example_package_is_run_attacked_and_judged_by_the_workflow(tiny_run, example_install, tmp_path):
+    work = tmp_path / "run"
+    shutil.copytree(tiny_run, work, symlinks=True)
+    params = yaml.safe_load((work / "params.yaml").read_text())
+    dec = params["common"]["decentralized"]
+    for setting in ("client", "sample"):
+        dec[setting]["methods"].append("gradient_ascent")
+    dec["gradient_ascent"] = {"rounds": 2, "lr": 0.1}
+    (work / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    env = {**workflow_env(), "PYTHONPATH": os.pathsep.join([str(work / "src"), str(example_install)])}
+    snakemake = Path(sys.executable).parent / "snakemake"
+    run = subprocess.run([str(snakemake), "--cores", "2", "reports/common_ground/index.md"], cwd=work,
+                         capture_output=True, text=True, env=env)
+    assert run.returncode == 0, run.stderr[-3000:]
+    seeds = len(dec["seeds"])
+    assert rules_run(run.stdout + run.stderr) == {"common_decentralized": 2 * seeds, "common_ground_report": 1}
+
+    for setting in ("client", "sample"):
+        table = pd.read_csv(work / "reports" / "common_ground" / f"{setting}.csv")
+        row = table[table.method == LABEL]
+        assert len(row) == 1, f"{setting}: {table.method.tolist()}"
+        row = row.iloc[0]
+        assert row.seeds == seeds
+        for metric in ("test_accuracy", "forget_accuracy", "loss_threshold_auc", "rmia_auc", "rmia_tpr_at_1pct_fpr"):
+            assert 0.0 <= row[metric] <= 1.0, (setting, metric, row[metric])
+        assert row.communication_floats > 0 and row.gradient_evaluations > 0
+        assert re.match(r"(removed|partly removed|kept|uninformative): ", row.status), row.status
+        assert row.audit == "no certificate"
+    assert LABEL in (work / "reports" / "common_ground" / "index.md").read_text()
+
+    # editing the method's module re-runs its jobs: the installed file is an input of the jobs that run it
+    module = example_install / "gradient_ascent.py"
+    module.write_text(module.read_text() + "\n")
+    dry = subprocess.run([str(snakemake), "--cores", "1", "-n", "reports/common_ground/index.md"], cwd=work,
+                         capture_output=True, text=True, env=env)
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    assert rules_run(dry.stdout + dry.stderr) == {"common_decentralized": 2 * seeds, "common_ground_report": 1}
