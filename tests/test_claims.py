@@ -32,3 +32,13 @@ def test_a_test_that_cannot_fail_is_uninformative_and_left_out_of_the_headline()
 
 def test_a_trend_moves_only_on_its_points_above_the_floor():
     assert cl.movable([93.0, 40.0, 9.0, 8.0], floor=7.4, margin=3.0) == [93.0, 40.0]
+
+
+def test_a_comparison_against_a_one_class_or_at_chance_loser_is_uninformative():
+    """issue 56: beating a model at chance is as trivial as beating a one-class one."""
+    at_chance = [cl.not_one_class(0.6, "CNS"), cl.below(0.487, 0.45, "CNS: balanced test error")]
+    why = cl.trivial_comparison(at_chance)
+    assert why == "CNS: balanced test error: 0.487 (needs < 0.45): any model above chance beats it"
+    assert cl.judge(True, [], why)[0] == cl.UNINFORMATIVE
+    assert "98.6 % of predictions in one class" in cl.trivial_comparison([cl.not_one_class(0.986, "CNS")])
+    assert cl.trivial_comparison([cl.not_one_class(0.6, "CNS"), cl.below(0.30, 0.45, "CNS")]) is None

@@ -69,14 +69,26 @@ def test_forgetting_needs_the_original_to_have_carried_the_users():
     assert _verdict(not_carried, "the original carried")[0] == cl.FAILS
     status, reason = _verdict(not_carried, "forgotten users' data rises")
     assert status == cl.NOT_TESTABLE and "mean gap 0 over 1 seed" in reason
-    falls = claims([_run(0, [0.3, 0.2, 0.1], forget=[0.02, 0.02, 0.02], noised_forget=0.3)],
+    falls = claims([_run(0, [0.3, 0.2, 0.1], forget=[0.02, 0.02, 0.02], noised_forget=0.15)],
                    _t89(0.4, 0.5, [0.2] * 3), 40.0)
     assert _verdict(falls, "forgotten users' data rises")[0] == cl.FAILS
 
 
-def test_beating_a_one_class_model_is_uninformative_and_beating_at_chance_not_testable():
-    wins = claims([_run(0, [0.3, 0.2, 0.1])], _t89(0.49, 0.6, [0.2, 0.15, 0.1]), 40.0)
-    assert _verdict(wins, "beats CNS")[0] == cl.HOLDS  # CNS at chance, R2D a model: what the claim tests
+def test_forgetting_needs_the_compared_noised_original_to_carry_the_users_too():
+    """issue 56 (lacuna_like, Fig. 1(e)): the noiseless original carried them, the noised one compared did not."""
+    noised_lost_them = claims([_run(0, [0.3, 0.2, 0.1], forget=[0.2, 0.2, 0.2], original_forget=0.05,
+                                    retrain_forget=0.178, noised_forget=0.380)], _t89(0.4, 0.5, [0.2] * 3), 40.0)
+    assert _verdict(noised_lost_them, "the original carried")[0] == cl.HOLDS
+    status, reason = _verdict(noised_lost_them, "forgotten users' data rises")
+    assert status == cl.NOT_TESTABLE and reason.startswith("the compared, noised original") and "-0.202" in reason
+
+
+def test_beating_a_one_class_or_at_chance_model_is_uninformative_and_an_r2d_at_chance_not_testable():
+    wins = claims([_run(0, [0.3, 0.2, 0.1])], _t89(0.40, 0.6, [0.2, 0.15, 0.1]), 40.0)
+    assert _verdict(wins, "beats CNS")[0] == cl.HOLDS
+    cns_at_chance = claims([_run(0, [0.3, 0.2, 0.1])], _t89(0.487, 0.6, [0.2, 0.15, 0.1]), 40.0)
+    status, reason = _verdict(cns_at_chance, "beats CNS")  # issue 56: the record's fmnist_users row
+    assert status == cl.UNINFORMATIVE and "CNS: balanced test error: 0.487 (needs < 0.45): any model above" in reason
     loses = claims([_run(0, [0.3, 0.2, 0.1])], _t89(0.10, 0.5, [0.2, 0.15, 0.3]), 40.0)
     assert _verdict(loses, "beats CNS")[0] == cl.FAILS
     one_class = claims([_run(0, [0.3, 0.2, 0.1])], _t89(0.5, 0.986, [0.2, 0.15, 0.1]), 40.0)

@@ -4,8 +4,8 @@ Verdicts (DESIGN.md, "Verdicts"):
 - `holds` / `fails`: the test ran and could have come out either way;
 - `not testable`: a precondition is unmet (the original did not carry what is removed, the attack has no signal,
   a model is near one-class, the metric is at chance); the reason names it, with its number;
-- `uninformative`: the test cannot fail in this setting (every point of a trend pinned at a floor, ...); the
-  reason says why.
+- `uninformative`: the test cannot fail in this setting (every point of a trend pinned at a floor, a comparison
+  whose loser is near one-class or at chance, ...); the reason says why.
 
 Headlines count the informative verdicts (holds, fails) only and list the rest beside them (`headline`).
 """
@@ -85,6 +85,13 @@ def not_one_class(top_share: float, what: str, limit: float = 0.95) -> Check:
     """A model is not near one-class: at most `limit` of its predictions fall in one class."""
     return Check(top_share <= limit, f"{what}: {100 * top_share:.1f} % of predictions in one class "
                                      f"(needs <= {100 * limit:g} %)")
+
+
+def trivial_comparison(loser: Iterable[Check]) -> str | None:
+    """Why "A beats B" cannot fail, else None: a loser B near one-class or at chance (its first unmet check) is
+    beaten by any model above chance, so the comparison is as trivial as one against a constant (issue 56). The
+    winner's own checks stay preconditions (`judge`)."""
+    return next((f"{check.what}: any model above chance beats it" for check in loser if not check.ok), None)
 
 
 def movable(points: Iterable[float], floor: float, margin: float) -> list[float]:

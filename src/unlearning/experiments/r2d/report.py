@@ -342,8 +342,10 @@ def claims(runs: list[dict], t89: pd.DataFrame, epsilon: float) -> pd.DataFrame:
     whose models are above chance and not near one-class, from the first such rewind to the last, on the seeds whose
     curve can move (it starts above the retrain's error); the seeds' changes are pooled against their sampling
     errors (`cl.per_seed`: Stouffer's z, no seed significantly against). Forgetting
-    claims need the original to have carried the forgotten users (paired over seeds); "beats" needs a winner above
-    chance, no near-one-class model and a margin beyond twice the sampling error of the test set."""
+    claims need the original to have carried the forgotten users (paired over seeds), the noiseless one and the noised
+    one that is compared; "beats" needs a winner above
+    chance and not near one-class, a loser neither (else uninformative: `cl.trivial_comparison`) and a margin beyond
+    twice the sampling error of the test set."""
     rows = []
     by_dataset: dict[str, list[dict]] = {}
     for r in runs:
@@ -407,6 +409,11 @@ def claims(runs: list[dict], t89: pd.DataFrame, epsilon: float) -> pd.DataFrame:
                              f"{_mean_of(cells, f, epsilon, 'unlearned_error'):.3f}" for f in at)
         live, unmet = _live(cells, at, epsilon)
         pre = [carried] if carried else []
+        compared = [statistics.fmean(r["noiseless"]["1"]["unlearned_error"] - cells[(f, epsilon)][k][1][
+            "unlearned_error"] for f in live) for k, r in enumerate(rs) if live and "1" in r["noiseless"]]
+        if compared:  # the model compared is the noised original: it must carry the users too (issue 56)
+            pre.append(cl.carried_paired(compared, 2 / m, "the compared, noised original: retrain's minus its error "
+                                                          "on the forgotten users, mean over the judged rewinds"))
         if not live:
             pre.append(cl.Check(False, f"no partial rewind has every seed's model above chance and not near "
                                        f"one-class; first unmet: {unmet.what}"))
@@ -433,8 +440,7 @@ def claims(runs: list[dict], t89: pd.DataFrame, epsilon: float) -> pd.DataFrame:
         measured = f"CNS {c.balanced_test_error:.3f}; R2D " + ", ".join(
             f"{100 * f:.0f}%: {e:.3f}" for f, e in zip(r2d.rewind, r2d.balanced_test_error))
         pre = [ch for _, x in r2d.iterrows() for ch in _model_checks(x, f"R2D at {100 * x.rewind:.0f} %")]
-        loser = _model_checks(c, "CNS", chance=False)  # CNS may sit at chance (its noise): that is what is tested
-        trivial = next((f"{ch.what}: any model above chance beats it" for ch in loser if not ch.ok), None)
+        trivial = cl.trivial_comparison(_model_checks(c, "CNS"))  # CNS near one-class or at chance: cannot fail
         se = _sampling_se(c.balanced_test_error, by_dataset[dataset][0]["test"] if dataset in by_dataset else 1)
         gaps = [c.balanced_test_error - e for e in r2d.balanced_test_error]
         if all(g > 2 * se for g in gaps):
