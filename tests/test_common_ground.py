@@ -86,6 +86,9 @@ def test_audit_verdicts_never_hold_and_need_power_or_an_exact_epsilon():
     assert audit_status(1.0, 7.7, 0.2, [], 5, 0.95).startswith("violated: exact epsilon of this pair 7.7")
     assert audit_status(1.0, None, 1.4, [], 5, 0.95).startswith("violated: audit bound 1.4 (99 % each over 5 rows)")
     assert audit_status(1.0, 0.02, 0.0, [], 5, 0.95).startswith("not faulted: exact epsilon of this pair 0.02")
+    retraining = audit_status(1.0, 0.0, 0.0, [], 5, 0.95, gap=0.0)  # R2D at K/T = 1 (issue 56)
+    assert retraining.startswith("uninformative: exact epsilon of this pair 0;") and "0 by construction" in retraining
+    assert audit_status(1.0, 0.0, 0.0, [], 5, 0.95, gap=1e-9).startswith("not faulted")
     assert audit_status(1.0, None, 0.0, ["SGLU (control)"], 5, 0.95).endswith(
         "(the audit faults this method's positive controls: SGLU (control))")
     assert audit_status(1.0, None, 0.0, [], 5, 0.95).startswith("uninformative: audit bound 0")

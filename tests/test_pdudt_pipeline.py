@@ -214,6 +214,27 @@ def test_table3_cells_are_uninformative_where_origin_shows_no_attack_signal():
     assert report.verdict(table.status).endswith("4 uninformative")  # A and B, pdudt and retrain
 
 
+def test_each_method_s_attack_gate_reads_its_own_original():
+    """issue 56: FedRecovery starts from its own FedAvg original, so its cell is gated on that original's signal,
+    not on Origin's (the D-PSGD run)."""
+    mute_own = [_result("original", 63.0), _result("fedrecovery_original", 48.0), _result("fedrecovery", 50.0),
+                _result("pdudt", 53.0)]
+    status = {(r.method, r.checkpoint): r.status for r in report.table3(mute_own, {}, {"fashion_mnist": 0.002})
+              .itertuples()}
+    assert status[("fedrecovery", "B")].startswith(
+        "uninformative: FedRecovery's original (FedAvg) shows no attack signal at checkpoint B")
+    assert not status[("pdudt", "B")].startswith("uninformative")  # Origin carries a signal
+    assert not status[("fedrecovery_original", "B")].startswith("uninformative")  # an original is never gated
+    mute_origin = [_result("original", 48.0), _result("fedrecovery_original", 63.0), _result("fedrecovery", 50.0)]
+    status = {(r.method, r.checkpoint): r.status for r in report.table3(mute_origin, {}, {"fashion_mnist": 0.002})
+              .itertuples()}
+    assert status[("fedrecovery", "B")] in ("within", "outside")
+    without_own = [_result("original", 63.0), _result("fedrecovery", 50.0)]
+    status = {(r.method, r.checkpoint): r.status for r in report.table3(without_own, {}, {"fashion_mnist": 0.002})
+              .itertuples()}
+    assert status[("fedrecovery", "B")].startswith("not testable: FedRecovery's original (FedAvg) was not attacked")
+
+
 def test_figure_checks_gap_and_class9():
     results = [_result("perturbed_retrain", 50, accuracy=0.80), _result("pdudt", 50, accuracy=0.775),
                _result("original", 60, class9=0.9), _result("retrain", 50, class9=0.1)]

@@ -98,3 +98,24 @@ def test_the_mnist_column_on_the_subset_keeps_the_papers_value_beside_it_uncompa
     assert dataset_labels(subset) == {"mnist": "mnist (real MNIST, 5,000-digit subset)"}
     assert dataset_labels(full) == {"mnist": "mnist"}
     assert dataset_labels(seeds) == {"fashion_mnist": "fashion_mnist"}  # a stand-in keeps its name
+
+
+def test_the_originals_table_applies_the_claims_carried_rule():
+    """issue 56: one rule, stated once. An original at 85.2 % ASR (below the paper's 90 %) carried the backdoor by the
+    claims' precondition (scratch 7.4 % + 20 points), so the originals table says yes, as the claims judge it; the
+    paper's '> 90 %' stays a claim of its own, which fails."""
+    def table(asr):
+        seeds, ablations = _results(original_asr=asr)
+        seeds[0]["original"].update(hops=100, u_visits=4, last_u_visit=97)
+        seeds[0]["original"]["final"].update(forget_asr=90.0, asr_nontarget=80.0)
+        seeds[0]["rho_heuristic"] = 10.0
+        return report.originals_table(seeds, ablations), report.claims(seeds, ablations)
+
+    originals, claims = table(85.2)
+    assert originals.carried.iloc[0] == ("yes: ASR against scratch's: original 85.2 % against 7.4 % (gap 77.8 %, "
+                                         "needs > 20 %)")
+    assert _status(claims, "the backdoor is learned before unlearning") == cl.FAILS
+    assert _status(claims, "RR-DU's final ASR within 3 points of scratch's") in cl.INFORMATIVE
+    originals, claims = table(25.0)
+    assert originals.carried.iloc[0].startswith("no: ASR against scratch's: original 25 %")
+    assert _status(claims, "RR-DU's final ASR within 3 points of scratch's") == cl.NOT_TESTABLE

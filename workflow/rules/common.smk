@@ -276,7 +276,9 @@ def sglu_missing_args():
 COMMON = section_config(config, "common")
 COMMON_DATASET = COMMON["centralized"]["dataset"]
 COMMON_MISSING = SGLU_MISSING.get(COMMON_DATASET)
-COMMON_PARAMS = {"common": COMMON, "sglu": {k: SGLU[k] for k in ("lam_per_n", "clip", "radius")}}
+# what the centralized jobs read (the MLP's adds `mlp`): editing the decentralized block re-runs neither
+COMMON_PARAMS = {"common": {k: COMMON[k] for k in ("budget", "centralized")},
+                 "sglu": {k: SGLU[k] for k in ("lam_per_n", "clip", "radius")}}
 
 
 # the decentralized settings: one job per (setting, seed), on the standardised pixels of their dataset

@@ -95,7 +95,7 @@ def centralized_table(result: dict, timing: dict) -> pd.DataFrame:
             "status": (control_status(m["claimed_epsilon"], control_epsilon(key, m), corrected[key],
                                       a["runs_per_side"]) if "@" in key else
                        audit_status(m["claimed_epsilon"], exact[key], corrected[key], power.get(m["method"], []),
-                                    rows_n, a["confidence"]))})
+                                    rows_n, a["confidence"], m.get("noiseless_gap")))})
     for method, why in result.get("does_not_apply", {}).items():
         rows.append({"method": LABELS[method], "status": f"does not apply: {why}"})
     return pd.DataFrame(rows)
@@ -221,19 +221,27 @@ def exact_pair_epsilon(m: dict, delta: float) -> float | None:
 
 
 def audit_status(claim: float, exact: float | None, bound: float, power: list[str], rows: int,
-                 confidence: float) -> str:
-    """The audit's verdict on one row (centralized_table's docstring), with its numbers."""
+                 confidence: float, gap: float | None = None) -> str:
+    """The audit's verdict on one row (centralized_table's docstring), with its numbers. A row whose noiseless
+    output is retraining's (`gap` 0, e.g. R2D rewinding everything) has exact epsilon 0 by construction: nothing here
+    could fault it, so it is uninformative, not "not faulted" (issue 56)."""
     level = f"{100 * (1 - (1 - confidence) / rows):.4g} % each over {rows} rows"
     parts = ([f"exact epsilon of this pair {exact:.3g}"] if exact is not None else []) + [
         f"audit bound {bound:.3g} ({level})"]
     text = "; ".join(parts) + f" vs claimed {claim:g}"
     if (exact is not None and exact > claim) or bound > claim:
         return f"{VIOLATED}: {text}"
+    if gap == 0:
+        return (f"{UNINFORMATIVE}: {text}; its noiseless output is retraining's (gap 0), so the exact epsilon is 0 by "
+                "construction and nothing here could fault it")
     if exact is not None or power:
         why = "" if exact is not None else f" (the audit faults this method's positive controls: {', '.join(power)})"
         return f"{NOT_FAULTED}: {text}{why}"
     return (f"{UNINFORMATIVE}: {text}; no exact epsilon for this mechanism and the audit faults none of its positive "
             "controls, so it has shown no power at this run count")
+
+
+NO_AUDIT = "missing: this result was written before the decentralized settings' audit (its job re-run adds it)"
 
 
 def _seed_rows(results: list[dict]) -> pd.DataFrame:
@@ -250,7 +258,7 @@ def _seed_rows(results: list[dict]) -> pd.DataFrame:
                              "gradient_evaluations": m["gradient_evaluations"], "bytes_read": m.get("bytes_read"),
                              "communication_floats": m["communication_floats"],
                              "claimed_epsilon": claim.get("epsilon"), "claim": claim.get("basis"),
-                             "audit": m.get("audit", {}).get("status"),
+                             "audit": m.get("audit", {}).get("status", NO_AUDIT),
                              "audit_exact_epsilon": m.get("audit", {}).get("exact_epsilon")})
     return pd.DataFrame(rows)
 
@@ -501,7 +509,7 @@ def write_report(params: dict, centralized: str | None, timing: str | None, mlp:
         "threshold_epsilon_upper bounds the epsilon this threshold's rates imply, not the mechanism's. Verdicts: "
         "violated (the exact epsilon or the corrected bound above the claim), not faulted (neither, with the exact "
         "epsilon or an audit that faults one of the method's controls), uninformative (neither: the audit has shown no "
-        "power).")
+        "power; or the noiseless output is retraining's, gap 0, so the exact epsilon is 0 by construction).")
     page.table(select(table, ["method", "control_epsilon", "claimed_epsilon", "sigma", "sensitivity", "noiseless_gap",
                               "test_acc_unlearned", "test_acc_retrained",
                               "canary_acc_unlearned", "canary_acc_retrained", "grads_unlearning", "grads_retraining",
@@ -613,7 +621,8 @@ def plain_summary(tables: dict[str, pd.DataFrame], centralized: dict[str, pd.Dat
         line = (f"- centralized, {model}: **violated** (the exact epsilon of the pair or the audit's corrected bound "
                 f"above the claim): {named[VIOLATED]}; not faulted (the exact epsilon of the pair, or an audit with "
                 f"shown power, within the claim): {named[NOT_FAULTED]}; uninformative (no exact epsilon, and the "
-                f"audit faults none of the method's positive controls): {named[UNINFORMATIVE]}")
+                f"audit faults none of the method's positive controls; or an exact epsilon of 0 by construction, the "
+                f"noiseless output being retraining's): {named[UNINFORMATIVE]}")
         controls = c[c.status.str.startswith("control ")]
         if len(controls):
             seen = controls[controls.status.str.startswith("control faulted")].method.tolist()

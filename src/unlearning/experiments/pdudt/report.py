@@ -25,6 +25,7 @@ from ...files import atomic_path
 from ...report import style
 from ...report.compare import (
     NO_PAPER,
+    NOT_TESTABLE,
     OUTSIDE,
     UNINFORMATIVE,
     WITHIN,
@@ -242,27 +243,37 @@ def table3(results: list[dict], missing: dict[str, str], default_sigma: dict[str
     return without_signal(pd.DataFrame(rows))
 
 
+# the original each unlearned method starts from (default: Origin, the D-PSGD run): its attack-signal gate reads it
+ORIGINAL_OF = {"fedrecovery": "fedrecovery_original"}
+ORIGINALS = ("original", "original_all", *ORIGINAL_OF.values())
+
+
 def without_signal(table: pd.DataFrame) -> pd.DataFrame:
-    """An unlearned method's cell is "uninformative" where Origin at the same checkpoint shows no attack signal
-    (shadow precision below CARRIED_PRECISION and AUC below CARRIED_AUC): an attack that cannot tell Origin's
-    members cannot tell whether a method forgot them, so its ~50 % matches the paper's by construction. Origin's own
-    cell stays: it compares the attack's signal with the paper's."""
+    """An unlearned method's cell is "uninformative" where its own original (ORIGINAL_OF; Origin for the others) at
+    the same checkpoint shows no attack signal (shadow precision below CARRIED_PRECISION and AUC below CARRIED_AUC):
+    an attack that cannot tell that original's members cannot tell whether the method forgot them, so its ~50 %
+    matches the paper's by construction. The originals' own cells stay: they compare the attack's signal with the
+    paper's."""
     if table.empty or "precision_mean" not in table:
         return table
-    origin = table[table.method == "original"].set_index(["dataset", "checkpoint"])
+    by_key = table.set_index(["method", "dataset", "checkpoint"])
     status = []
     for r in table.itertuples():
-        key = (r.dataset, r.checkpoint)
-        if r.method in ("original", "original_all") or key not in origin.index or kind(r.status) not in (WITHIN,
-                                                                                                       OUTSIDE):
+        source = ORIGINAL_OF.get(r.method, "original")
+        key = (source, r.dataset, r.checkpoint)
+        if r.method in ORIGINALS or kind(r.status) not in (WITHIN, OUTSIDE):
             status.append(r.status)
             continue
-        o = origin.loc[key]
+        o = by_key.loc[key] if key in by_key.index else None
+        if o is None or (pd.isna(o.precision_mean) and pd.isna(o.auc_mean)):  # no gate to read: not judged
+            status.append(f"{NOT_TESTABLE}: {LABELS[source]} was not attacked at checkpoint {r.checkpoint} here, so "
+                          "whether the attack has a signal to lose is unknown")
+            continue
         signal = (pd.notna(o.precision_mean) and o.precision_mean >= CARRIED_PRECISION) or (
             pd.notna(o.auc_mean) and o.auc_mean >= CARRIED_AUC)
         status.append(r.status if signal else
-                      f"{UNINFORMATIVE}: Origin shows no attack signal at checkpoint {r.checkpoint} (precision "
-                      f"{o.precision_mean:.1f}, AUC {o.auc_mean:.1f}; needs >= {CARRIED_PRECISION:g} or "
+                      f"{UNINFORMATIVE}: {LABELS[source]} shows no attack signal at checkpoint {r.checkpoint} "
+                      f"(precision {o.precision_mean:.1f}, AUC {o.auc_mean:.1f}; needs >= {CARRIED_PRECISION:g} or "
                       f">= {CARRIED_AUC:g})")
     return table.assign(status=status)
 
@@ -731,7 +742,7 @@ def write_report(params: dict, results: list[str], curves: list[str], timings: l
     curve = class_curve_table(_load(list(gaps)))
     names = labels(cfg["train"]["mixing"])
     mixing = dict(zip(st.setting, st.mixing)) if not st.empty else {}
-    for df in (t3, f2):
+    for df in (t2, t3, f2):  # the label names the replay that ran, in every table (issue 56)
         if "method" in df:
             df["label"] = df.method.map(names)
     for df in (gap, st):  # a candidate's PDUDT is named by the mixing that trained its Origin
@@ -760,7 +771,7 @@ def write_report(params: dict, results: list[str], curves: list[str], timings: l
         "clients). Accuracy is the mean over the remaining clients' models (primary) or of the parameter-averaged "
         "model; the attack targets the averaged remaining model (Origin: the same remaining clients' models).")
     page.heading("Table 2: unlearning time").table(_shown(
-        t2, ["dataset", "method", "seconds", "ratio_to_retrain_pct", "paper_seconds", "paper_ratio_to_retrain_pct",
+        t2, ["dataset", "label", "seconds", "ratio_to_retrain_pct", "paper_seconds", "paper_ratio_to_retrain_pct",
              "status"], missing))
     page.heading("Table 3: shadow-model MIA precision (%)").text(
         f"Precision is undefined where the attack flags fewer than {cfg['mia']['precision_floor']} samples per draw "

