@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 import yaml
@@ -131,6 +132,44 @@ def test_a_method_has_power_only_where_the_audit_faults_its_own_positive_control
     assert table.status["LU"].startswith("uninformative")
 
 
+def _fitted(mu: float, runs: int = 500, seed: int = 0, scale: float = 1.0) -> dict:
+    """The GDP fit of a row whose scores are N(mu, scale^2) against N(0, 1), 2 x `runs` runs a side."""
+    from unlearning.privacy import gdp_audit
+
+    rng = np.random.default_rng(seed)
+    return gdp_audit.fit(scale * rng.standard_normal(2 * runs) + mu, rng.standard_normal(2 * runs)).as_dict()
+
+
+def test_the_gdp_audit_judges_gaussian_rows_and_faults_a_2x_control_clopper_pearson_misses():
+    """issue 56: a 2x control (a Gaussian mechanism at epsilon 2) is out of Clopper-Pearson's reach at 500 runs a
+    side but not of the GDP audit's; a non-Gaussian row falls back to Clopper-Pearson and says so; every audited
+    row shows both bounds and each audit's power at 2x and 4x the claim."""
+    from unlearning.privacy import gdp_audit
+
+    control = {"multiple": 2, "epsilon": 2.0, "basis": "exact for this pair"}
+    mu2 = gdp_audit.mu_for_epsilon(2.0, 1e-5)
+    row = lambda method, fit, **extra: {**_audited(method, 240, 240, **extra), "audit": {  # noqa: E731
+        **_audited(method, 240, 240)["audit"], "gdp": fit, "threshold_runs_per_side": 500}}
+    result = {"delta": 1e-5, "controls": [2], "methods": {
+        "d2d": row("d2d", _fitted(0.0, seed=1)), "d2d@2x": row("d2d", _fitted(mu2, seed=2), control=control),
+        "lu": row("lu", _fitted(0.0, seed=3, scale=3.0))}}
+    table = centralized_table(result, {}).set_index("method")
+    ctl = "D2D (control: epsilon 2 = 2x the claim, exact for this pair)"
+    assert table.status[ctl].startswith("control faulted: GDP audit bound 1.") or table.status[ctl].startswith(
+        "control faulted: GDP audit bound 2"), table.status[ctl]
+    assert table.audit_epsilon_corrected[ctl] == 0.0  # Clopper-Pearson's bound misses it
+    assert table.status["D2D"].startswith("not faulted: GDP audit bound 0.0") and table.status["D2D"].endswith(
+        "(the audit faults this method's positive controls: " + ctl + ")")
+    assert table.status["LU"].startswith("uninformative: audit bound 0")
+    assert table.gdp_fit["LU"].startswith("not Gaussian with one variance") and "Clopper-Pearson judges" in (
+        table.gdp_fit["LU"])
+    assert table.cp_power_2x["D2D"] < 0.05 and 0.5 < table.gdp_power_2x["D2D"] < 1.0
+    assert table.gdp_power_4x["D2D"] > 0.99 and pd.isna(table.gdp_power_2x[ctl])  # controls are not claims
+    assert table.gdp_power_2x["D2D"] == pytest.approx(
+        gdp_audit.gdp_power(mu2, 1000, 1.0, 1e-5, 0.975))  # the design: 1,000 runs a side, 2 rows corrected
+    assert pd.isna(table.gdp_runs_for_power_2x["D2D"]) == (table.gdp_power_2x["D2D"] >= 0.9)
+
+
 def test_step_runs_every_method_and_its_control_and_the_report_reads_it(features, tmp_path):
     params = yaml.safe_load((ROOT / "tests" / "config" / "tiny.yaml").read_text())
     out, timing = tmp_path / "c.json", tmp_path / "t.json"
@@ -156,7 +195,7 @@ def test_step_runs_every_method_and_its_control_and_the_report_reads_it(features
     table = centralized_table(result, json.loads(timing.read_text()))
     run = table[table.status.str.match(AUDITED)]
     assert len(run) == 9 and not table.status.str.startswith("missing").any()
-    assert table.status.str.match("control (faulted|missed): audit bound").sum() == 16
+    assert table.status.str.match("control (faulted|missed): (GDP )?audit bound").sum() == 16
     assert not table.status.str.startswith("holds").any()  # an audit never says "holds"
     exact = table.set_index("method").exact_epsilon  # D2D, R2D, HF and CNS: noiseless outputs plus Gaussian noise
     assert exact[["D2D", "HF", "CNS"]].notna().all() and exact[["SGLU", "LU"]].isna().all()

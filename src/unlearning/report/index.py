@@ -17,6 +17,7 @@ READABLE = {"method": "method", "test_accuracy": "test accuracy", "forget_accura
             "gradient_evaluations": "gradient evaluations", "claimed_epsilon": "claimed epsilon",
             "sigma": "noise sigma", "test_acc_unlearned": "test accuracy (unlearned)",
             "exact_epsilon": "exact epsilon of the pair", "audit_epsilon_corrected": "audit's bound (corrected)",
+            "gdp_epsilon_corrected": "GDP audit's bound (corrected)", "gdp_power_2x": "GDP audit's power at 2x",
             "audit_runs": "audit runs a side", "control_epsilon": "control's epsilon"}
 
 

@@ -36,12 +36,13 @@ import logging
 import math
 import time
 
+import numpy as np
 import torch
 
 from ...config import section_config
 from ...experiment import pick_device
 from ...files import load_metadata, load_tensors, write_json
-from ...privacy import audit, r2d_noise
+from ...privacy import audit, gdp_audit, r2d_noise
 from ...privacy import sglu as acc
 from ...privacy import sglu_baselines as base
 from ...resolved import config_record
@@ -79,24 +80,43 @@ def canary_loss(w: torch.Tensor, canary: tuple[torch.Tensor, torch.Tensor]) -> t
     return torch.nn.functional.softplus(-y_c * (w @ x_c))
 
 
+def canary_margin(w: torch.Tensor, canary: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+    """Each row's margin y_c w.x_c on the canary: the log-odds of its label, the score the GDP audit fits (linear in
+    w, so Gaussian around a Gaussian mechanism's outputs; canary_loss is softplus(-margin))."""
+    x_c, y_c = canary
+    return y_c * (w @ x_c)
+
+
 def canary_accuracy(w: torch.Tensor, canary: tuple[torch.Tensor, torch.Tensor]) -> float:
     """The share of runs whose model predicts the canary's (flipped) label: how often it was memorised."""
     x_c, y_c = canary
     return float((y_c * (w @ x_c) > 0).float().mean())
 
 
-def held_out_audit(unlearned: torch.Tensor, retrained: torch.Tensor, delta: float, confidence: float) -> dict:
+def held_out_audit(unlearned: torch.Tensor, retrained: torch.Tensor, delta: float, confidence: float,
+                   log_odds: tuple[torch.Tensor, torch.Tensor] | None = None) -> dict:
     """The audit's bound: the threshold on the canary's loss that maximises the bound on the first half of the
-    runs, then the bound from its false positives and negatives on the second half (audit.epsilon_lower_bound)."""
+    runs, then the bound from its false positives and negatives on the second half (audit.epsilon_lower_bound);
+    beside it the Gaussian fit of the canary's log-odds that the parametric (GDP) audit bounds from (the report
+    corrects both for the table's rows): `log_odds` (unlearned, retrained) where the caller has them exactly (a
+    linear model's margins), else computed from the losses (inexact where a float32 loss rounds to 0)."""
     p, q = (-unlearned).cpu().double(), (-retrained).cpu().double()  # higher = more like the unlearned side
     half = len(p) // 2
     cut, _ = audit.best_threshold(p[:half].tolist(), q[:half].tolist(), delta, confidence)
     fp, fn = int((q[half:] >= cut).sum()), int((p[half:] < cut).sum())
     bound = audit.epsilon_lower_bound(fp, fn, len(p) - half, delta, confidence)
     finite = lambda v: v if math.isfinite(v) else None  # noqa: E731  (an interval without an upper end)
+    try:  # the parametric audit's fit, on the log-odds (the same order as the losses; privacy/gdp_audit.py)
+        odds = (log_odds if log_odds is not None else
+                (gdp_audit.log_odds(unlearned.cpu().double()), gdp_audit.log_odds(retrained.cpu().double())))
+        gdp = gdp_audit.fit(*(np.asarray(torch.as_tensor(o).cpu().double()) for o in odds))
+        fitted = gdp.as_dict()
+    except ValueError as e:
+        fitted = {"missing": str(e)}
     return {"epsilon_lower": finite(bound.epsilon_lower), "epsilon_point": finite(bound.epsilon_point),
             "epsilon_upper": finite(bound.epsilon_upper), "false_positives": fp, "false_negatives": fn,
-            "runs_per_side": len(p) - half, "threshold_runs_per_side": half, "confidence": confidence}
+            "runs_per_side": len(p) - half, "threshold_runs_per_side": half, "confidence": confidence,
+            "gdp": fitted}
 
 
 def _summary(rows: torch.Tensor) -> dict:
@@ -148,8 +168,9 @@ class Bench:
             "method": method, "sigma": sigma, "claimed_epsilon": claimed, "gradient_evaluations": grads, **extra,
             "test_accuracy": {side: _summary(sgd.accuracy(w, data["xt"], data["yt"])) for side, w in sides},
             "canary_accuracy": {side: canary_accuracy(w, data["canary"]) for side, w in sides},
-            "audit": held_out_audit(canary_loss(unlearned, data["canary"]), canary_loss(retrained, data["canary"]),
-                                    self.delta, self.c["audit_confidence"])}
+            "audit": held_out_audit(*(canary_loss(w, data["canary"]) for _, w in sides), self.delta,
+                                    self.c["audit_confidence"],
+                                    tuple(canary_margin(w, data["canary"]) for _, w in sides))}
         a = self.result["methods"][key]["audit"]
         log.info("%s: sigma %.4g; audit epsilon >= %s (point %s; FP %d, FN %d of %d) against the claimed %.4g",
                  key, sigma, a["epsilon_lower"], a["epsilon_point"], a["false_positives"], a["false_negatives"],

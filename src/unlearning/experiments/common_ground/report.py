@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from ...files import atomic_path
-from ...privacy import audit
+from ...privacy import audit, gdp_audit
 from ...report import claims
 from ...report.compare import UNINFORMATIVE, count_tables, read_table, statuses, verdict
 from ...report.index import Summary
@@ -39,7 +39,7 @@ REMOVAL_MARGIN = 0.005
 
 
 VIOLATED, NOT_FAULTED = audit.VIOLATED, audit.NOT_FAULTED
-AUDITED = f"({VIOLATED}|{NOT_FAULTED}|{UNINFORMATIVE}): (exact|audit)"  # an audit row's status (not missing, ...)
+AUDITED = f"({VIOLATED}|{NOT_FAULTED}|{UNINFORMATIVE}): (exact|audit|GDP audit)"  # an audit row's status (not missing)
 
 
 def centralized_table(result: dict, timing: dict) -> pd.DataFrame:
@@ -58,10 +58,8 @@ def centralized_table(result: dict, timing: dict) -> pd.DataFrame:
     fraction of its sigma, claiming its own certificate's epsilon there) read the same way."""
     audited = {k: m for k, m in result["methods"].items() if "missing" not in m}
     rows_n = max(1, sum("@" not in k for k in audited))
-    corrected = {k: audit.epsilon_lower_bound(m["audit"]["false_positives"], m["audit"]["false_negatives"],
-                                              m["audit"]["runs_per_side"], result["delta"],
-                                              1 - (1 - m["audit"]["confidence"]) / rows_n).epsilon_lower
-                 for k, m in audited.items()}
+    judged = {k: row_audit(m, result["delta"], rows_n, power="@" not in k) for k, m in audited.items()}
+    corrected = {k: j["bound"] for k, j in judged.items()}
     exact = {k: exact_pair_epsilon(m, result["delta"]) for k, m in audited.items()}
     labels = {k: row_label(k, m, result) for k, m in result["methods"].items()}
     power: dict[str, list[str]] = {}  # method -> its controls the audit faults
@@ -89,13 +87,14 @@ def centralized_table(result: dict, timing: dict) -> pd.DataFrame:
             "unlearn_s": seconds.get(f"{key} unlearn", seconds.get(f"{m['method']} unlearn")),
             "retrain_s": seconds.get(f"{key} retrain", seconds.get(f"{m['method']} retrain")),
             "exact_epsilon": exact[key], "audit_epsilon_lower": a["epsilon_lower"],
-            "audit_epsilon_corrected": corrected[key], "audit_epsilon_point": a["epsilon_point"],
+            "audit_epsilon_corrected": judged[key]["cp_bound"], "audit_epsilon_point": a["epsilon_point"],
             "threshold_epsilon_upper": a["epsilon_upper"], "audit_runs": a["runs_per_side"],
             "audit_fp": a["false_positives"], "audit_fn": a["false_negatives"],
+            **{k: v for k, v in judged[key].items() if k not in ("bound", "cp_bound", "name")},
             "status": (control_status(m["claimed_epsilon"], control_epsilon(key, m), corrected[key],
-                                      a["runs_per_side"]) if "@" in key else
+                                      a["runs_per_side"], judged[key]["name"]) if "@" in key else
                        audit_status(m["claimed_epsilon"], exact[key], corrected[key], power.get(m["method"], []),
-                                    rows_n, a["confidence"], m.get("noiseless_gap")))})
+                                    rows_n, a["confidence"], m.get("noiseless_gap"), judged[key]["name"]))})
     for method, why in result.get("does_not_apply", {}).items():
         rows.append({"method": LABELS[method], "status": f"does not apply: {why}"})
     return pd.DataFrame(rows)
@@ -119,10 +118,48 @@ def control_epsilon(key: str, m: dict) -> float | None:
     return m["control"]["epsilon"] if "control" in m else m["claimed_epsilon"]
 
 
-def control_status(claim: float, epsilon: float, bound: float, runs: int) -> str:
+def row_audit(m: dict, delta: float, rows: int, power: bool = True) -> dict:
+    """Which audit judges a row, at the table's corrected level (1 - alpha / rows), and its bound: the GDP audit
+    (privacy/gdp_audit.py) where the row's scores fit Gaussians with one variance, else Clopper-Pearson, the
+    fallback, with the reason (`gdp_fit`). With `power`, each audit's probability of faulting a Gaussian mechanism
+    at 2x and 4x the claim in this design (GDP's exact, Clopper-Pearson's simulated), and, where GDP's at 2x is
+    below 0.9, about how many runs a side would reach it."""
+    a, claim = m["audit"], m["claimed_epsilon"]
+    level = 1 - (1 - a["confidence"]) / rows
+    cp = audit.epsilon_lower_bound(a["false_positives"], a["false_negatives"], a["runs_per_side"], delta,
+                                   level).epsilon_lower
+    out = {"cp_bound": cp, "bound": cp, "name": "audit", "gdp_epsilon_corrected": None}
+    fitted = a.get("gdp")
+    if fitted is None:
+        out["gdp_fit"] = "none: this result was written before the GDP audit (Clopper-Pearson judges it)"
+    elif "missing" in fitted:
+        out["gdp_fit"] = f"none: {fitted['missing']} (Clopper-Pearson judges it)"
+    else:
+        fit = gdp_audit.GaussianFit.from_dict(fitted)
+        out["gdp_epsilon_corrected"] = gdp_audit.epsilon_lower(fit, delta, level)
+        out["gdp_fit"] = fit.check() + ("" if fit.gaussian else ": Clopper-Pearson judges it")
+        if fit.gaussian:
+            out.update(bound=out["gdp_epsilon_corrected"], name="GDP audit")
+    if power and claim:
+        runs = a["runs_per_side"] + a.get("threshold_runs_per_side", a["runs_per_side"])
+        for k in POWER_MULTIPLES:
+            mu = gdp_audit.mu_for_epsilon(k * claim, delta)
+            out[f"gdp_power_{k:g}x"] = gdp_audit.gdp_power(mu, runs, claim, delta, level)
+            out[f"cp_power_{k:g}x"] = gdp_audit.cp_power(mu, runs, claim, delta, level)
+        mu2 = gdp_audit.mu_for_epsilon(POWER_MULTIPLES[0] * claim, delta)
+        out["gdp_runs_for_power_2x"] = (gdp_audit.runs_for_power(mu2, claim, delta, level)
+                                       if out[f"gdp_power_{POWER_MULTIPLES[0]:g}x"] < POWER_TARGET else None)
+    return out
+
+
+POWER_MULTIPLES = (2.0, 4.0)  # the mechanisms whose faulting the power columns give: 2x and 4x the claim
+POWER_TARGET = 0.9             # the 2x power a design should reach (issue 56)
+
+
+def control_status(claim: float, epsilon: float, bound: float, runs: int, name: str = "audit") -> str:
     """A positive control's line: whether the audit's corrected bound faults the claim of a run whose epsilon is
     known to be `epsilon`."""
-    text = f"audit bound {bound:.3g} vs claimed {claim:g}; this noise's epsilon is {epsilon:.3g}"
+    text = f"{name} bound {bound:.3g} vs claimed {claim:g}; this noise's epsilon is {epsilon:.3g}"
     if bound > claim:
         return f"control faulted: {text}: the audit has power at {runs} runs a side"
     return f"control missed: {text}: the audit has no power against it at {runs} runs a side"
@@ -221,13 +258,13 @@ def exact_pair_epsilon(m: dict, delta: float) -> float | None:
 
 
 def audit_status(claim: float, exact: float | None, bound: float, power: list[str], rows: int,
-                 confidence: float, gap: float | None = None) -> str:
+                 confidence: float, gap: float | None = None, name: str = "audit") -> str:
     """The audit's verdict on one row (centralized_table's docstring), with its numbers. A row whose noiseless
     output is retraining's (`gap` 0, e.g. R2D rewinding everything) has exact epsilon 0 by construction: nothing here
     could fault it, so it is uninformative, not "not faulted" (issue 56)."""
     level = f"{100 * (1 - (1 - confidence) / rows):.4g} % each over {rows} rows"
     parts = ([f"exact epsilon of this pair {exact:.3g}"] if exact is not None else []) + [
-        f"audit bound {bound:.3g} ({level})"]
+        f"{name} bound {bound:.3g} ({level})"]
     text = "; ".join(parts) + f" vs claimed {claim:g}"
     if (exact is not None and exact > claim) or bound > claim:
         return f"{VIOLATED}: {text}"
@@ -506,7 +543,14 @@ def write_report(params: dict, centralized: str | None, timing: str | None, mlp:
         "the sensitivity; Balle & Wang 2018, Theorem 8), which the audit's bound can only approach. "
         "audit_epsilon_corrected: the bound with a Bonferroni correction over the table's audited rows that are not "
         "controls (each control at the same level); "
-        "threshold_epsilon_upper bounds the epsilon this threshold's rates imply, not the mechanism's. Verdicts: "
+        "threshold_epsilon_upper bounds the epsilon this threshold's rates imply, not the mechanism's. "
+        "gdp_epsilon_corrected: the parametric audit's bound at the same level (privacy/gdp_audit.py: the canary's "
+        "log-odds fitted as two Gaussians with one variance, a one-sided noncentral-t bound on mu = Delta / sigma, "
+        "its epsilon at delta; Nasr et al. 2023's GDP audit); it judges a row where the fit passes (gdp_fit), else "
+        "Clopper-Pearson does and the row says so. cp_power and gdp_power at 2x / 4x: the probability that each audit "
+        "as run (these runs, this split, this correction) faults a Gaussian mechanism at 2x / 4x the claim (GDP's "
+        "exact, Clopper-Pearson's over 200 simulated audits); gdp_runs_for_power_2x: about how many runs a side the "
+        "GDP audit needs to fault the 2x mechanism with probability 0.9, where these runs fall short. Verdicts: "
         "violated (the exact epsilon or the corrected bound above the claim), not faulted (neither, with the exact "
         "epsilon or an audit that faults one of the method's controls), uninformative (neither: the audit has shown no "
         "power; or the noiseless output is retraining's, gap 0, so the exact epsilon is 0 by construction).")
@@ -515,7 +559,8 @@ def write_report(params: dict, centralized: str | None, timing: str | None, mlp:
                               "canary_acc_unlearned", "canary_acc_retrained", "grads_unlearning", "grads_retraining",
                               "unlearn_s", "retrain_s", "exact_epsilon", "audit_epsilon_lower",
                               "audit_epsilon_corrected", "audit_epsilon_point", "threshold_epsilon_upper",
-                              "audit_runs", "status"]))
+                              "gdp_epsilon_corrected", "audit_runs", "cp_power_2x", "cp_power_4x", "gdp_power_2x",
+                              "gdp_power_4x", "gdp_runs_for_power_2x", "gdp_fit", "status"]))
     page.heading("Centralized removal, MLP")
     page.text(
         f"The same canary task with R2D's smooth MLP (SmeLU; widths {mlp_result['widths']}), "
@@ -527,7 +572,9 @@ def write_report(params: dict, centralized: str | None, timing: str | None, mlp:
     page.table(select(mlp_table, ["method", "control_epsilon", "claimed_epsilon", "sigma", "sensitivity",
                                   "noiseless_gap", "test_acc_unlearned", "test_acc_retrained", "grads_unlearning",
                                   "grads_retraining", "exact_epsilon", "audit_epsilon_lower", "audit_epsilon_corrected",
-                                  "audit_epsilon_point", "threshold_epsilon_upper", "audit_runs", "status"]))
+                                  "audit_epsilon_point", "threshold_epsilon_upper", "gdp_epsilon_corrected",
+                                  "audit_runs", "cp_power_2x", "cp_power_4x", "gdp_power_2x", "gdp_power_4x",
+                                  "gdp_runs_for_power_2x", "gdp_fit", "status"]))
     if not calibration.empty:
         page.heading("R2D's calibration on the MLP, taken apart")
         page.text(r2d_calibration_sentence(calibration, mlp_result) + " Columns: sensitivity, the published Delta "
@@ -637,7 +684,7 @@ def plain_summary(tables: dict[str, pd.DataFrame], centralized: dict[str, pd.Dat
 
 
 AUDIT_COLUMNS = ["method", "control_epsilon", "claimed_epsilon", "sigma", "test_acc_unlearned", "exact_epsilon",
-                 "audit_epsilon_corrected", "audit_runs", "status"]
+                 "audit_epsilon_corrected", "gdp_epsilon_corrected", "gdp_power_2x", "audit_runs", "status"]
 FRONT_COLUMNS = ["method", "test_accuracy", "forget_accuracy", "memorisation_gap", "rmia_tpr_at_1pct_fpr",
                  "gradient_evaluations", "claimed_epsilon", "status"]
 
