@@ -522,8 +522,10 @@ def test_a_method_from_an_outside_package_is_configured_attacked_and_judged(tiny
     result = json.loads((tmp_path / "c.json").read_text())
     row = result["methods"][example_method]
     assert row["label"] == "gradient ascent (example package)" and row["trained_by"] == "dsgd" and row["models"] == 3
-    for metric in ("test_accuracy", "forget_accuracy", "loss_threshold_auc", "rmia_auc"):
+    for metric in ("test_accuracy", "forget_accuracy", "loss_threshold_auc", "rmia_auc", "lira_auc",
+                   "lira_tpr_at_1pct_fpr"):
         assert 0.0 <= row[metric] <= 1.0
+    assert result["rmia"]["lira"] == "online, global variance"  # LiRA beside RMIA on the same references
     assert row["claimed"] == {"epsilon": None, "basis": "no certificate (an approximate method)"}
     assert row["forget_accuracy"] != result["originals"]["dsgd"]["forget_accuracy"]  # its ascent reached them
     tables, _ = decentralized_tables([result], {})

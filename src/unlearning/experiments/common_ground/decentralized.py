@@ -38,7 +38,7 @@ import torch
 
 from ... import floatmath
 from ...config import deep_merge
-from ...evaluate.attacks import rmia
+from ...evaluate.attacks import lira, rmia
 from ...evaluate.attacks.loss_threshold import loss_threshold_auc
 from ...evaluate.attacks.references import train_references
 from ...evaluate.attacks.shadow import stratified_halves, train_shadows
@@ -134,6 +134,8 @@ class Judge:
         if self.mode == "offline":
             self.a, self.a_auc = rmia.tune_a(p_ref_pop, pop_member)
         self.cand_member = cand_member
+        # LiRA beside RMIA on the same references: one pooled variance per side below 64 references (its Sec. VI.C)
+        self.lira_variance = "global" if len(thetas) < 64 else "per_example"
         self.rmia = rmia.RMIA(rmia.DEFAULT_A if self.a is None else self.a).fit({"p_ref_pop": p_ref_pop,
                                                                                   "pop_member": pop_member})
         self.pairs = class_matched_pairs(self.y_forget, setup.y_test.cpu(), a["mia_samples"],
@@ -143,6 +145,7 @@ class Judge:
     def describe(self) -> dict:
         """What the strong attack was, for the result file."""
         return {"references": self.mode, "reference_models": len(self.p_ref), "a": self.a,
+                "lira": ("online" if self.cand_member is not None else "offline") + f", {self.lira_variance} variance",
                 "a_mean_auc": self.a_auc, "members": len(self.y_forget), "nonmembers": len(self.y_out),
                 "population": len(self.y_pop), "reference_train_accuracy": self.reference_accuracy}
 
@@ -180,12 +183,16 @@ class Judge:
                                          "p_target_pop": self._true(probs_fn, self.x_pop, self.y_pop)})
         members = len(self.y_forget)
         r = rmia.metrics(score[:members], score[members:])
+        lira_score = lira.scores(p_cand, self.p_ref, self.cand_member, self.lira_variance)
+        li = rmia.metrics(lira_score[:members], lira_score[members:])
         return {"scores": score, "test_accuracy": float((p_test.argmax(1) == y_test).float().mean()),
                 "forget_accuracy": float((p_forget.argmax(1) == self.y_forget).float().mean()),
                 "loss_threshold_auc": loss_threshold_auc(nll(p_forget, self.y_forget)[self.pairs[0]],
                                                          nll(p_test, y_test)[self.pairs[1]]),
                 "rmia_auc": r["auc"], "rmia_tpr_at_1pct_fpr": r["tpr_at_0.01_fpr"],
-                "rmia_tpr_at_0.1pct_fpr": r["tpr_at_0.001_fpr"] if r["resolved_0.001"] else None}
+                "rmia_tpr_at_0.1pct_fpr": r["tpr_at_0.001_fpr"] if r["resolved_0.001"] else None,
+                "lira_auc": li["auc"], "lira_tpr_at_1pct_fpr": li["tpr_at_0.01_fpr"],
+                "lira_tpr_at_0.1pct_fpr": li["tpr_at_0.001_fpr"] if li["resolved_0.001"] else None}
 
     def __call__(self, probs_fns: list, key: str) -> dict:
         """The mean over the remaining clients' models (one function each), with the spread over clients; their
@@ -343,8 +350,8 @@ def step_decentralized(params: dict, setting: str, seed: int, features: str, out
                         "device": str(judge.setup.device)})
 
 
-ROW = ("test_accuracy", "forget_accuracy", "loss_threshold_auc", "rmia_auc", "rmia_tpr_at_1pct_fpr",
-       "communication_floats")
+ROW = ("test_accuracy", "forget_accuracy", "loss_threshold_auc", "rmia_auc", "rmia_tpr_at_1pct_fpr", "lira_auc",
+       "lira_tpr_at_1pct_fpr", "communication_floats")
 
 
 def method_rows(params: dict, names: list[str], setting: str = "client", seed: int | None = None,

@@ -32,7 +32,8 @@ def label(result: dict, method: str) -> str:
     """The display label of a decentralized result's method."""
     return result.get("labels", {}).get(method) or LABELS.get(method, method)
 METRICS = ("test_accuracy", "forget_accuracy", "memorisation_gap", "loss_threshold_auc", "rmia_auc",
-           "rmia_tpr_at_1pct_fpr", "rmia_tpr_at_0.1pct_fpr")
+           "rmia_tpr_at_1pct_fpr", "rmia_tpr_at_0.1pct_fpr", "lira_auc", "lira_tpr_at_1pct_fpr",
+           "lira_tpr_at_0.1pct_fpr")
 # a per-seed memorisation-gap effect (paired over seeds) counts when its mean exceeds this and a one-sided paired
 # t-test rejects "none" at 5 % (report/claims.carried_paired): half a point of accuracy
 REMOVAL_MARGIN = 0.005
@@ -433,8 +434,9 @@ def utility_cost_figure(tables: dict[str, pd.DataFrame], centralized: dict[str, 
 
 DEC_COLUMNS = ["method", "seeds", "test_accuracy", "test_accuracy_std", "forget_accuracy", "forget_accuracy_std",
                "memorisation_gap", "loss_threshold_auc", "rmia_auc", "rmia_tpr_at_1pct_fpr",
-               "rmia_tpr_at_0.1pct_fpr", "gradient_evaluations", "bytes_read", "communication_floats",
-               "claimed_epsilon", "unlearn_s", "status", "audit"]
+               "rmia_tpr_at_0.1pct_fpr", "lira_auc", "lira_tpr_at_1pct_fpr", "lira_tpr_at_0.1pct_fpr",
+               "gradient_evaluations", "bytes_read", "communication_floats", "claimed_epsilon", "unlearn_s", "status",
+               "audit"]
 
 
 def write_report(params: dict, centralized: str | None, timing: str | None, mlp: str | None, mlp_timing: str | None,
@@ -523,7 +525,8 @@ def write_report(params: dict, centralized: str | None, timing: str | None, mlp:
             "remove; retraining's row above is the level of a model that never saw the forget set.")
         page.table(select(originals, ["setting", "key", "trained_by", "seeds", "test_accuracy", "forget_accuracy",
                                       "memorisation_gap", "memorisation_gap_std", "loss_threshold_auc", "rmia_auc",
-                                      "rmia_tpr_at_1pct_fpr", "rmia_tpr_at_0.1pct_fpr", "gradient_evaluations",
+                                      "rmia_tpr_at_1pct_fpr", "rmia_tpr_at_0.1pct_fpr", "lira_auc",
+                                      "lira_tpr_at_1pct_fpr", "lira_tpr_at_0.1pct_fpr", "gradient_evaluations",
                                       "communication_floats"]))
     page.heading("Centralized removal, convex model")
     page.text(
@@ -599,7 +602,8 @@ DEC_TEXT = {
         "seeds: uninformative unless the method's own original carried the forget set (its gap above retraining's by "
         "more than 0.005 on average, one-sided paired t-test at 5 %); then removed when the method is measurably "
         "below its original and not above retraining, kept when the reverse, partly removed when both. Attacks: "
-        "the loss threshold (the papers' style) and RMIA (its references below), TPR at 1 % and 0.1 % FPR. Costs: "
+        "the loss threshold (the papers' style), RMIA and LiRA (Carlini et al. 2022, on the same references; "
+        "below), TPR at 1 % and 0.1 % FPR. Costs: "
         "per-sample gradient evaluations, bytes read from stored histories, "
         "floats communicated; claimed_epsilon: empty where the method claims none "
         "(the claim column of the result file says why). Mean over seeds, std beside the accuracies."),
@@ -627,6 +631,10 @@ def rmia_sentence(runs: list[dict]) -> str:
     if min(j["nonmembers"] for j in info) < 1000:
         tail += (f"; TPR at 0.1 % FPR is empty: it needs at least 1,000 non-members, and the pool of twice the "
                  f"target's training set leaves {i['nonmembers']}")
+    if "lira" in i:
+        tail += (f". LiRA (evaluate/attacks/lira.py) on the same references: {i['lira']} (the logit-scaled "
+                 "confidence against Gaussians fitted to the references IN and OUT; one pooled variance per side "
+                 "below 64 references, as its paper does)")
     if i["references"] == "online":
         return (f"RMIA online, as its paper runs it: {i['reference_models']} references trained by the target's own "
                 "D-SGD recipe (architecture, clients, graphs, epochs, batch, step size, rounds) on complementary "
