@@ -131,7 +131,7 @@ def tiny_params(params: dict) -> dict:
     dec["finetune"].update(rounds=2)
     dec["pdudt"].update(es_rounds=2)
     dec["fats"].update(clients_per_round=2)
-    dec["attack"].update(reference_models=2, reference_epochs=2, mia_samples=30)
+    dec["attack"].update(reference_models=2, reference_counts=[2, 4], reference_epochs=2, mia_samples=30)
     dec["rrdu"]["train"].update(hops=4, epochs=1)
     dec["rrdu"]["unlearn"].update(hops=4)
     params["common"].update(quick={}, paper={})

@@ -622,3 +622,21 @@ def test_du_states_the_noise_each_model_carries(client_run):
     assert result["methods"]["du"]["audit"]["status"].split(":")[0] in ("violated", "not faulted")
     assert result["methods"]["rrdu"]["audit"]["status"].startswith("uninformative")
     assert result["methods"]["finetune"]["audit"]["status"] == "no certificate"
+
+
+def test_the_reference_study_reads_each_attack_with_the_first_k_references(tiny, tmp_path):
+    """issue 56: RMIA and LiRA on the D-SGD original with 2 and 4 references; the run with 2 is what a judge with
+    reference_models 2 gives (the first pair of a larger set is that pair)."""
+    params, features, _ = tiny
+    out = tmp_path / "references.json"
+    dec.step_references(params, "client", 0, features, str(out))
+    study = json.loads(out.read_text())
+    assert [r["reference_models"] for r in study["rows"]] == [2, 4] and study["attack"]["reference_models"] == 4
+    for row in study["rows"]:
+        for metric in dec.REFERENCE_METRICS:
+            assert 0.0 <= row[metric] <= 1.0
+    two = dec.judge_methods(params, "client", 0, features, dec.configured_methods(params, "client", ["finetune"]))[0]
+    assert study["rows"][0]["rmia_auc"] == pytest.approx(two["originals"]["dsgd"]["rmia_auc"])
+    assert study["rows"][0]["lira_auc"] == pytest.approx(two["originals"]["dsgd"]["lira_auc"])
+    with pytest.raises(ValueError, match=r"reference_counts: 3; valid: even numbers from 2 to"):
+        dec.Judge.with_references(type("J", (), {"p_ref": np.zeros((4, 2))})(), 3)

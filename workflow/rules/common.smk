@@ -288,6 +288,12 @@ COMMON_DEC_MISSING = missing_reason(COMMON_DEC["dataset"], config["data"]["raw_r
 COMMON_DEC_RUNS = [] if COMMON_DEC_MISSING else [f"{s}_s{seed}" for s in ("client", "sample")
                                                  for seed in COMMON_DEC["seeds"]]
 COMMON_DEC_PARAMS = {"budget": COMMON["budget"], "decentralized": COMMON_DEC}
+# the reference-count study (client setting, first seed): what it reads, so that a method's block does not re-run it
+COMMON_REFERENCES = [] if COMMON_DEC_MISSING else [
+    f"results/common_ground/references_client_s{COMMON_DEC['seeds'][0]}.json"]
+COMMON_REF_PARAMS = {**{k: COMMON_DEC[k] for k in ("dataset", "model", "mlp_hidden", "clients", "partition",
+                                                    "topology", "train", "attack") if k in COMMON_DEC},
+                     "forget": COMMON_DEC["client"]["forget"]}
 # the files of the configured methods that outside packages register (entry points): an input, as `code` is
 COMMON_DEC_OUTSIDE = outside_files([m for setting in ("client", "sample") for m in COMMON_DEC[setting]["methods"]])
 
@@ -318,6 +324,8 @@ def common_ground_report_args():
     if COMMON_DEC_RUNS:
         args += " --decentralized " + " ".join(common_decentralized_results())
         args += " --decentralized-timings " + " ".join(common_decentralized_timings())
+    if COMMON_REFERENCES:
+        args += " --references " + COMMON_REFERENCES[0]
     if missing:
         args += " --missing " + " ".join(shlex.quote(f"{k}={v}") for k, v in missing.items())
     return args.strip()

@@ -75,6 +75,30 @@ rule common_decentralized:
         "> {log} 2>&1"
 
 
+rule common_references:
+    input:
+        features=f"data/features/{COMMON_DEC['dataset']}.safetensors",
+        code=code("unlearning.experiments.common_ground.decentralized"),
+    output:
+        result="results/common_ground/references_{setting}_s{seed}.json",
+    wildcard_constraints:
+        setting="client",
+        seed=r"\d+",
+    params:
+        cfg=COMMON_REF_PARAMS,
+    log:
+        "logs/common_ground/references_{setting}_s{seed}.log",
+    benchmark:
+        "logs/benchmarks/common_ground/references_{setting}_s{seed}.tsv"
+    threads: SMALL_THREADS
+    resources:
+        gpu=GPU,
+        mem_mb=8000,
+    shell:
+        "{PY} --threads {threads} common-references --setting {wildcards.setting} --seed {wildcards.seed} "
+        "--features {input.features} --out {output.result} > {log} 2>&1"
+
+
 rule common_ground_report:
     input:
         code=code("unlearning.experiments.common_ground.report"),
@@ -85,6 +109,7 @@ rule common_ground_report:
         decentralized=common_decentralized_results(),
         decentralized_timings=common_decentralized_timings(),
         rmia_scores=common_decentralized_scores(),
+        references=COMMON_REFERENCES,
     output:
         md="reports/common_ground/index.md",
         html=report("reports/common_ground/index.html", caption="../report/common_ground_index.rst",

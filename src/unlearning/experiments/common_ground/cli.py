@@ -1,4 +1,5 @@
-"""Common ground's commands: common-centralized, common-mlp, common-decentralized, common-method, common-report."""
+"""Common ground's commands: common-centralized, common-mlp, common-decentralized, common-references, common-method,
+common-report."""
 
 from __future__ import annotations
 
@@ -25,6 +26,13 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
     s.add_argument("--setting", required=True, help="client | sample")
     s.add_argument("--seed", required=True, type=int, help="one of common.decentralized.seeds")
     add_file_options(s, ["--features", "--out", "--timing", "--scores"])
+    s = sub.add_parser("common-references", parents=[common],
+                       help="common ground: each attack's strength on the D-SGD original against the number of "
+                            "reference models (attack.reference_counts)")
+    s.set_defaults(run=run)
+    s.add_argument("--setting", default="client", help="client | sample (default: client)")
+    s.add_argument("--seed", required=True, type=int, help="one of common.decentralized.seeds")
+    add_file_options(s, ["--features", "--out"])
     s = sub.add_parser("common-method", parents=[common],
                        help="common ground: named methods (and retraining, to compare) on one seed of a decentralized "
                             "setting, their rows printed (docs/extending.md)")
@@ -36,7 +44,7 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
     s = sub.add_parser("common-report", parents=[common], help="common ground: the report")
     s.set_defaults(run=run)
     add_file_options(s, ["--centralized?", "--timing?", "--mlp?", "--mlp-timing?", "--decentralized*",
-                          "--decentralized-timings*", "--out-dir"])
+                          "--decentralized-timings*", "--references?", "--out-dir"])
     s.add_argument("--missing", nargs="*", default=[], help="setting=reason for each setting that could not run")
 
 
@@ -46,7 +54,12 @@ def run(params: dict, a) -> None:
         from .report import write_report
 
         write_report(params, a.centralized, a.timing, a.mlp, a.mlp_timing, a.decentralized, a.decentralized_timings,
-                     missing_reasons(a.missing), a.out_dir)
+                     missing_reasons(a.missing), a.out_dir, a.references)
+        return
+    if a.step == "common-references":
+        from .decentralized import step_references
+
+        step_references(params, a.setting, a.seed, a.features, a.out)
         return
     if a.step == "common-mlp":
         from .mlp import step_mlp

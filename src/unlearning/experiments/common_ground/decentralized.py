@@ -28,9 +28,12 @@ up; DU: its flood). Claimed epsilon: what the method's certificate states at `co
 
 from __future__ import annotations
 
+import copy
+import json
 import logging
 import math
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -133,7 +136,7 @@ class Judge:
         p_ref_pop = np.stack([self._true(self._flat(t), self.x_pop, self.y_pop) for t in thetas])
         if self.mode == "offline":
             self.a, self.a_auc = rmia.tune_a(p_ref_pop, pop_member)
-        self.cand_member = cand_member
+        self.cand_member, self.p_ref_pop, self.pop_member = cand_member, p_ref_pop, pop_member
         # LiRA beside RMIA on the same references: one pooled variance per side below 64 references (its Sec. VI.C)
         self.lira_variance = "global" if len(thetas) < 64 else "per_example"
         self.rmia = rmia.RMIA(rmia.DEFAULT_A if self.a is None else self.a).fit({"p_ref_pop": p_ref_pop,
@@ -141,6 +144,24 @@ class Judge:
         self.pairs = class_matched_pairs(self.y_forget, setup.y_test.cpu(), a["mia_samples"],
                                          generator(setup.seed, setup.name, "mia"))
         self.scores: dict[str, np.ndarray] = {}
+
+    def with_references(self, k: int) -> "Judge":
+        """This judge with its first `k` references only (complementary pairs: the first k of a larger set are
+        the k a run with `reference_models: k` trains), RMIA refitted on them (offline: `a` tuned again)."""
+        if not 2 <= k <= len(self.p_ref) or k % 2:
+            raise ValueError(f"common.decentralized.attack.reference_counts: {k}; valid: even numbers from 2 to "
+                             f"reference_models' largest, {len(self.p_ref)}")
+        sub = copy.copy(self)
+        sub.p_ref, sub.p_ref_pop = self.p_ref[:k], self.p_ref_pop[:k]
+        sub.cand_member = None if self.cand_member is None else self.cand_member[:k]
+        sub.pop_member = self.pop_member[:k]
+        sub.lira_variance = "global" if k < 64 else "per_example"
+        if self.mode == "offline":
+            sub.a, sub.a_auc = rmia.tune_a(sub.p_ref_pop, sub.pop_member)
+        sub.rmia = rmia.RMIA(rmia.DEFAULT_A if sub.a is None else sub.a).fit({"p_ref_pop": sub.p_ref_pop,
+                                                                                "pop_member": sub.pop_member})
+        sub.scores = {}
+        return sub
 
     def describe(self) -> dict:
         """What the strong attack was, for the result file."""
@@ -348,6 +369,40 @@ def step_decentralized(params: dict, setting: str, seed: int, features: str, out
     write_json(out, result)
     write_json(timing, {"setting": setting, "seed": seed, "seconds": seconds, "threads": torch.get_num_threads(),
                         "device": str(judge.setup.device)})
+
+
+REFERENCE_METRICS = ("rmia_auc", "rmia_tpr_at_1pct_fpr", "lira_auc", "lira_tpr_at_1pct_fpr")
+
+
+def reference_study(params: dict, setting: str, seed: int, features: str) -> dict:
+    """How each attack's strength against the D-SGD original moves with the number of reference models (issue 56):
+    `attack.reference_counts`' largest trained once, then RMIA and LiRA on the first k of them for each count k,
+    against every remaining client's model of the original (the mean over them)."""
+    counts = sorted(config(params)["decentralized"]["attack"]["reference_counts"])
+    wide = json.loads(json.dumps(params))
+    wide["common"].setdefault(params["scale"], {}).setdefault("decentralized", {}).setdefault("attack", {})[
+        "reference_models"] = counts[-1]
+    setup = make_setup(wide, setting, seed, features)
+    judge = Judge(setup)
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="common-references-") as tmp:
+        orig = FAMILIES["dsgd"][1](Context(setup, None, Path(tmp)))
+    fns = orig.predict if orig.predict is not None else judge.models(orig.rows)
+    rows = []
+    for k in counts:
+        sub = judge.with_references(k)
+        one = [sub.one(f) for f in fns]
+        rows.append({"reference_models": k, **{m: float(np.mean([r[m] for r in one])) for m in REFERENCE_METRICS},
+                     "a": sub.a})
+        log.info("%s seed %d, %d references: RMIA AUC %.3f, LiRA AUC %.3f", setting, seed, k, rows[-1]["rmia_auc"],
+                 rows[-1]["lira_auc"])
+    return {"setting": setting, "seed": seed, "scale": params["scale"], "original": "dsgd", "models": len(fns),
+            "attack": {**judge.describe(), "reference_models": counts[-1]}, "rows": rows,
+            "seconds": time.perf_counter() - start, "config": config_record(params)}
+
+
+def step_references(params: dict, setting: str, seed: int, features: str, out: str) -> None:
+    write_json(out, reference_study(params, setting, seed, features))
 
 
 ROW = ("test_accuracy", "forget_accuracy", "loss_threshold_auc", "rmia_auc", "rmia_tpr_at_1pct_fpr", "lira_auc",
