@@ -1,6 +1,7 @@
 """The report pages in a real browser (issue 40, item 5): headless Chromium (Debian's `chromium` package) opens the
 tiny run's front page and a paper's page; every figure loads, every link leads to a file, and no table makes the
-page wider than the window. Skipped where no Chromium is installed."""
+page wider than the window; the common ground's decentralized tables show every column, their rows a few lines.
+Skipped where no Chromium is installed."""
 
 from __future__ import annotations
 
@@ -24,6 +25,12 @@ CHECK = """<script>window.addEventListener('load', function () {
     images: images.length,
     broken: images.filter(function (i) { return !(i.complete && i.naturalWidth > 0); }).length,
     links: Array.from(document.links).map(function (a) { return a.href; }),
+    tables: Array.from(document.querySelectorAll('div.t')).map(function (d) {
+      var h = d.previousElementSibling;
+      while (h && h.tagName !== 'H2') { h = h.previousElementSibling; }
+      var rows = Array.from(d.querySelectorAll('tr')).map(function (r) { return r.getBoundingClientRect().height; });
+      return {section: h ? h.textContent : '', overflow: d.scrollWidth > d.clientWidth,
+              tallest: Math.max.apply(null, rows), line: parseFloat(getComputedStyle(d).fontSize) * 1.2}; }),
     page_width: document.documentElement.scrollWidth, window_width: window.innerWidth}));
 });</script>"""
 
@@ -51,3 +58,14 @@ def test_report_page_renders_in_chromium(tiny_run, tmp_path, page):
     files = [Path(unquote(urlparse(link).path)) for link in r["links"] if link.startswith("file:")]
     assert all(f.is_file() for f in files), [str(f) for f in files if not f.is_file()]
     assert r["page_width"] <= r["window_width"] == WIDTH  # tables scroll in their box, the page does not widen
+
+
+def test_the_common_grounds_decentralized_tables_fit_the_window(tiny_run, tmp_path):
+    """issue 56, item 6: at 1,280 px each decentralized view shows all its columns (no horizontal scroll) and no row
+    is more than three lines tall (the long verdicts are notes under the table, not cells)."""
+    r = rendered(tiny_run / "reports" / "common_ground" / "index.html", tmp_path)
+    views = [t for t in r["tables"] if t["section"].startswith("Decentralized")]
+    assert len(views) >= 6, [t["section"] for t in r["tables"]]
+    for t in views:
+        assert not t["overflow"], t
+        assert t["tallest"] <= 3 * t["line"] + 8, t

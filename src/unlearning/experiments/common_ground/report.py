@@ -15,7 +15,7 @@ from ...files import atomic_path
 from ...privacy import audit, gdp_audit
 from ...report import claims
 from ...report.compare import UNINFORMATIVE, count_tables, read_table, statuses, verdict
-from ...report.index import Summary
+from ...report.index import READABLE, Summary
 from ...report.page import Page, select
 from ...resolved import check_inputs
 from . import config
@@ -308,7 +308,7 @@ def _mean_std(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
         first = g.iloc[0]
         row = {k: first[k] for k in keys}
         row["seeds"] = len(g)
-        for k in METRICS:
+        for k in (k for k in METRICS if k in g):  # a result from before an attack lacks its columns
             row[k], row[f"{k}_std"] = float(g[k].mean()), float(g[k].std(ddof=0))
         for k in ("gradient_evaluations", "bytes_read", "communication_floats"):
             row[k] = float(g[k].mean()) if g[k].notna().all() else None
@@ -432,6 +432,61 @@ def utility_cost_figure(tables: dict[str, pd.DataFrame], centralized: dict[str, 
     style.save(fig, path)
 
 
+# the page's views of a decentralized table, by what each answers (the CSV file keeps every column)
+DEC_VIEWS = (("Utility and removal", ["method", "seeds", "test_accuracy", "test_accuracy_std", "forget_accuracy",
+                                      "forget_accuracy_std", "memorisation_gap", "status"]),
+             ("Attacks", ["method", "loss_threshold_auc", "rmia_auc", "rmia_tpr_at_1pct_fpr", "rmia_tpr_at_0.1pct_fpr",
+                          "lira_auc", "lira_tpr_at_1pct_fpr", "lira_tpr_at_0.1pct_fpr"]),
+             ("Certificate and audit", ["method", "claimed_epsilon", "audit"]),
+             ("Cost", ["method", "gradient_evaluations", "bytes_read", "communication_floats", "unlearn_s"]))
+TEXT_COLUMNS = ("status", "audit", "gdp_fit")  # long verdicts: the table shows their first words, a note the rest
+# the centralized tables' views (the convex and the MLP one)
+CENTRAL_VIEWS = (("Certificate and utility", ["method", "control_epsilon", "claimed_epsilon", "sigma", "sensitivity",
+                                              "noiseless_gap", "test_acc_unlearned", "test_acc_retrained",
+                                              "canary_acc_unlearned", "canary_acc_retrained"]),
+                 ("Audit", ["method", "exact_epsilon", "audit_epsilon_lower", "audit_epsilon_corrected",
+                            "audit_epsilon_point", "threshold_epsilon_upper", "gdp_epsilon_corrected", "audit_runs",
+                            "status"]),
+                 ("The audits' power (faulting a Gaussian mechanism at 2x / 4x the claim)",
+                  ["method", "cp_power_2x", "cp_power_4x", "gdp_power_2x", "gdp_power_4x", "gdp_runs_for_power_2x",
+                   "gdp_fit"]),
+                 ("Cost", ["method", "grads_unlearning", "grads_retraining", "unlearn_s", "retrain_s"]))
+ORIGINAL_VIEWS = (("Utility and memorisation", ["key", "setting", "trained_by", "seeds", "test_accuracy",
+                                                "forget_accuracy", "memorisation_gap", "memorisation_gap_std"]),
+                  ("Attacks", ["key", "setting", "loss_threshold_auc", "rmia_auc", "rmia_tpr_at_1pct_fpr",
+                               "rmia_tpr_at_0.1pct_fpr", "lira_auc", "lira_tpr_at_1pct_fpr", "lira_tpr_at_0.1pct_fpr"]),
+                  ("Cost", ["key", "setting", "gradient_evaluations", "communication_floats"]))
+
+
+def short_verdict(text) -> str:
+    """A verdict's words before its first colon ("kept: gap 0.083; ..." -> "kept"), for a table cell."""
+    return text.split(":", 1)[0] if isinstance(text, str) else text
+
+
+def table_views(page: Page, table: pd.DataFrame, views, key: str = "method", status: str = "verdict") -> None:
+    """A wide table as a reader sees it: one narrow table per question (`views`: (title, columns)), display names
+    for the headers, each long verdict (TEXT_COLUMNS) cut to its first words with the whole text in a note under its
+    table. Rows that do not apply are shown in the first view only."""
+    applies = (table[~table.status.astype(str).str.startswith("does not apply")] if "status" in table else table)
+    for i, (title, columns) in enumerate(views):
+        view = select(table if i == 0 else applies, columns)  # "does not apply" said once, in the first view
+        if len(view.columns) <= 1:
+            continue
+        texts = [c for c in TEXT_COLUMNS if c in view]
+        page.text(f"**{title}**")
+        names = {**READABLE, "status": status}
+        page.table(view.assign(**{c: view[c].map(short_verdict) for c in texts}).rename(columns=names))
+        notes = [f"- {row[key]} ({names.get(c, c)}): {row[c]}" for c in texts for _, row in view.iterrows()
+                 if isinstance(row[c], str) and ":" in row[c]]
+        if notes:
+            page.bullets(notes)
+
+
+def decentralized_views(page: Page, table: pd.DataFrame) -> None:
+    """A decentralized table, one view per question (DEC_VIEWS)."""
+    table_views(page, table, DEC_VIEWS, status="removal")
+
+
 DEC_COLUMNS = ["method", "seeds", "test_accuracy", "test_accuracy_std", "forget_accuracy", "forget_accuracy_std",
                "memorisation_gap", "loss_threshold_auc", "rmia_auc", "rmia_tpr_at_1pct_fpr",
                "rmia_tpr_at_0.1pct_fpr", "lira_auc", "lira_tpr_at_1pct_fpr", "lira_tpr_at_0.1pct_fpr",
@@ -522,18 +577,14 @@ def write_report(params: dict, centralized: str | None, timing: str | None, mlp:
         page.heading(title)
         page.text(DEC_TEXT[setting])
         page.text(rmia_sentence([r for r in dec_results if r["setting"] == setting]))
-        page.table(select(dec_tables[setting], DEC_COLUMNS))
+        decentralized_views(page, dec_tables[setting])
     if not originals.empty:
         page.heading("What each method's original carried")
         page.text(
             "Every trained state a method starts from, judged like the methods (the remaining clients' models). "
             "Its memorisation gap (forget minus test accuracy) and the attacks against it are what its methods had to "
             "remove; retraining's row above is the level of a model that never saw the forget set.")
-        page.table(select(originals, ["setting", "key", "trained_by", "seeds", "test_accuracy", "forget_accuracy",
-                                      "memorisation_gap", "memorisation_gap_std", "loss_threshold_auc", "rmia_auc",
-                                      "rmia_tpr_at_1pct_fpr", "rmia_tpr_at_0.1pct_fpr", "lira_auc",
-                                      "lira_tpr_at_1pct_fpr", "lira_tpr_at_0.1pct_fpr", "gradient_evaluations",
-                                      "communication_floats"]))
+        table_views(page, originals, ORIGINAL_VIEWS, key="key")
     if study:
         page.heading("How many reference models an attack needs")
         page.text(
@@ -572,13 +623,7 @@ def write_report(params: dict, centralized: str | None, timing: str | None, mlp:
         "violated (the exact epsilon or the corrected bound above the claim), not faulted (neither, with the exact "
         "epsilon or an audit that faults one of the method's controls), uninformative (neither: the audit has shown no "
         "power; or the noiseless output is retraining's, gap 0, so the exact epsilon is 0 by construction).")
-    page.table(select(table, ["method", "control_epsilon", "claimed_epsilon", "sigma", "sensitivity", "noiseless_gap",
-                              "test_acc_unlearned", "test_acc_retrained",
-                              "canary_acc_unlearned", "canary_acc_retrained", "grads_unlearning", "grads_retraining",
-                              "unlearn_s", "retrain_s", "exact_epsilon", "audit_epsilon_lower",
-                              "audit_epsilon_corrected", "audit_epsilon_point", "threshold_epsilon_upper",
-                              "gdp_epsilon_corrected", "audit_runs", "cp_power_2x", "cp_power_4x", "gdp_power_2x",
-                              "gdp_power_4x", "gdp_runs_for_power_2x", "gdp_fit", "status"]))
+    table_views(page, table, CENTRAL_VIEWS, status="audit's verdict")
     page.heading("Centralized removal, MLP")
     page.text(
         f"The same canary task with R2D's smooth MLP (SmeLU; widths {mlp_result['widths']}), "
@@ -587,12 +632,7 @@ def write_report(params: dict, centralized: str | None, timing: str | None, mlp:
         "sensitivity: the certificate's bound on the distance between the noiseless unlearned and retrained models; "
         "noiseless_gap: that distance as measured. A gap above the bound means the certificate's premise fails here, "
         "and the audit then faults it. " + controls_sentence(mlp_result))
-    page.table(select(mlp_table, ["method", "control_epsilon", "claimed_epsilon", "sigma", "sensitivity",
-                                  "noiseless_gap", "test_acc_unlearned", "test_acc_retrained", "grads_unlearning",
-                                  "grads_retraining", "exact_epsilon", "audit_epsilon_lower", "audit_epsilon_corrected",
-                                  "audit_epsilon_point", "threshold_epsilon_upper", "gdp_epsilon_corrected",
-                                  "audit_runs", "cp_power_2x", "cp_power_4x", "gdp_power_2x", "gdp_power_4x",
-                                  "gdp_runs_for_power_2x", "gdp_fit", "status"]))
+    table_views(page, mlp_table, CENTRAL_VIEWS, status="audit's verdict")
     if not calibration.empty:
         page.heading("R2D's calibration on the MLP, taken apart")
         page.text(r2d_calibration_sentence(calibration, mlp_result) + " Columns: sensitivity, the published Delta "
