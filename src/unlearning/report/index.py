@@ -32,7 +32,8 @@ READABLE = {"method": "method", "test_accuracy": "test accuracy", "forget_accura
             "audit_epsilon_point": "audit's point estimate", "threshold_epsilon_upper": "threshold's upper end",
             "cp_power_2x": "Clopper-Pearson power at 2x", "cp_power_4x": "Clopper-Pearson power at 4x",
             "gdp_power_4x": "GDP audit's power at 4x", "gdp_runs_for_power_2x": "GDP runs a side for 0.9 at 2x",
-            "gdp_fit": "GDP fit", "memorisation_gap_std": "(std)", "trained_by": "trained by"}
+            "gdp_fit": "GDP fit", "memorisation_gap_std": "(std)", "trained_by": "trained by",
+            "score_mu": "score's mu (fitted)", "mechanism_mu": "mechanism's mu"}
 
 
 @dataclass

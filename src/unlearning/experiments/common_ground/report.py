@@ -138,9 +138,12 @@ def row_audit(m: dict, delta: float, rows: int, power: bool = True) -> dict:
     else:
         fit = gdp_audit.GaussianFit.from_dict(fitted)
         out["gdp_epsilon_corrected"] = gdp_audit.epsilon_lower(fit, delta, level)
+        out["score_mu"] = fit.mu_point  # how far apart the score puts the two sides, in standard deviations
         out["gdp_fit"] = fit.check() + ("" if fit.gaussian else ": Clopper-Pearson judges it")
         if fit.gaussian:
             out.update(bound=out["gdp_epsilon_corrected"], name="GDP audit")
+    if "control" in m:  # a control's mechanism mu: what the score's mu would be were the score its best test
+        out["mechanism_mu"] = gdp_audit.mu_for_epsilon(m["control"]["epsilon"], delta)
     if power and claim:
         runs = a["runs_per_side"] + a.get("threshold_runs_per_side", a["runs_per_side"])
         for k in POWER_MULTIPLES:
@@ -449,7 +452,7 @@ CENTRAL_VIEWS = (("Certificate and utility", ["method", "control_epsilon", "clai
                             "status"]),
                  ("The audits' power (faulting a Gaussian mechanism at 2x / 4x the claim)",
                   ["method", "cp_power_2x", "cp_power_4x", "gdp_power_2x", "gdp_power_4x", "gdp_runs_for_power_2x",
-                   "gdp_fit"]),
+                   "score_mu", "mechanism_mu", "gdp_fit"]),
                  ("Cost", ["method", "grads_unlearning", "grads_retraining", "unlearn_s", "retrain_s"]))
 ORIGINAL_VIEWS = (("Utility and memorisation", ["key", "setting", "trained_by", "seeds", "test_accuracy",
                                                 "forget_accuracy", "memorisation_gap", "memorisation_gap_std"]),
@@ -619,7 +622,12 @@ def write_report(params: dict, centralized: str | None, timing: str | None, mlp:
         "Clopper-Pearson does and the row says so. cp_power and gdp_power at 2x / 4x: the probability that each audit "
         "as run (these runs, this split, this correction) faults a Gaussian mechanism at 2x / 4x the claim (GDP's "
         "exact, Clopper-Pearson's over 200 simulated audits); gdp_runs_for_power_2x: about how many runs a side the "
-        "GDP audit needs to fault the 2x mechanism with probability 0.9, where these runs fall short. Verdicts: "
+        "GDP audit needs to fault the 2x mechanism with probability 0.9, where these runs fall short. The power "
+        "assumes a score that is the mechanism's best test; the canary's log-odds sees only the part of the two "
+        "outputs' gap along the canary, so it can be weaker: score_mu is how many standard deviations apart the "
+        "score puts the two sides (fitted), mechanism_mu, for a control, how many its best test would (mu of a "
+        "Gaussian mechanism at the control's epsilon); a control whose score_mu falls short of its mechanism_mu is "
+        "missed for the score's sake, not the audit's. Verdicts: "
         "violated (the exact epsilon or the corrected bound above the claim), not faulted (neither, with the exact "
         "epsilon or an audit that faults one of the method's controls), uninformative (neither: the audit has shown no "
         "power; or the noiseless output is retraining's, gap 0, so the exact epsilon is 0 by construction).")
