@@ -261,8 +261,8 @@ def reported_common(results_dir: Path) -> dict:
                                         "unlearned_test_accuracy": m["test_accuracy"]["unlearned"]["mean"],
                                         "retrained_test_accuracy": m["test_accuracy"]["retrained"]["mean"]}
     runs: dict[str, list[float]] = {}
-    for path in sorted(results_dir.glob("*_s*.json")):
-        r = json.loads(path.read_text())
+    for path in sorted(p for setting in ("client", "sample") for p in results_dir.glob(f"{setting}_s*.json")):
+        r = json.loads(path.read_text())  # not references_client_s*.json (the reference study: not pinned)
         for group in ("originals", "methods"):
             for key, m in r[group].items():
                 for metric in ("test_accuracy", "forget_accuracy", "rmia_auc"):
