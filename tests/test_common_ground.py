@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -241,6 +242,21 @@ def test_bad_common_params_stop_in_one_line_naming_the_key(edit, key):
     assert "\n" not in str(err.value)
 
 
+def test_a_method_starting_from_no_training_family_stops_check_params(monkeypatch):
+    """The workflow picks a method job's original from the method's declaration: a family no module provides stops
+    the workflow before any job, naming the key and the families there are."""
+    from unlearning import method_names
+    from unlearning.config import ParamsError, check_params
+
+    declared = method_names.declared
+    monkeypatch.setattr(method_names, "declared", lambda m: {**declared(m), "original": "gossip"} if m == "salun"
+                        else declared(m))
+    params = yaml.safe_load((ROOT / "tests" / "config" / "tiny.yaml").read_text())
+    with pytest.raises(ParamsError, match=r"common.decentralized.client.methods: 'salun' starts from the original "
+                                          r"'gossip', which no training family provides; valid: dsgd, eq2, fats"):
+        check_params(params)
+
+
 # ----------------------------------------------------------------------------------------------- decentralized
 
 from unlearning.experiments.common_ground import decentralized as dec  # noqa: E402
@@ -283,6 +299,32 @@ def test_client_setting_runs_every_method_from_its_own_original_and_reruns_byte_
                            str(out / "again.safetensors"))
     assert (out / "again.json").read_bytes() == (out / "c.json").read_bytes()
     assert (out / "again.safetensors").read_bytes() == (out / "c.safetensors").read_bytes()
+
+
+def test_the_workflows_small_jobs_give_the_one_process_run_byte_for_byte(client_run, tmp_path):
+    """Issue 55 item 3: references, each original, each method (every seed) and the put-together, each from files
+    alone as separate jobs read them, give common-decentralized's result and scores exactly; the timing names every
+    part."""
+    from unlearning.experiments.common_ground import layout, parts
+
+    params, features, out = client_run
+    methods = params["common"]["decentralized"]["client"]["methods"]
+    root = str(tmp_path)
+    for seed in params["common"]["decentralized"]["seeds"]:
+        parts.references_part(params, "client", seed, features, root)
+        for family in layout.families_of(methods):
+            parts.original_part(params, "client", seed, family, features, root)
+    for method in methods:
+        parts.method_part(params, "client", method, features, root)
+    parts.combine_part(params, "client", root)
+    assert Path(layout.result("client", 0, root)).read_bytes() == (out / "c.json").read_bytes()
+    assert Path(layout.scores("client", 0, root)).read_bytes() == (out / "c.safetensors").read_bytes()
+    timing = json.loads(Path(layout.timing("client", 0, root)).read_text())
+    assert set(timing["seconds"]) == set(json.loads((out / "t.json").read_text())["seconds"])
+    # a part that holds another method than its name says is refused, naming the file
+    shutil.copy(layout.method("client", "du", root), layout.method("client", "finetune", root))
+    with pytest.raises(ValueError, match=r"finetune.safetensors: holds method 'du', not 'finetune'"):
+        parts.combine_part(params, "client", root)
 
 
 def test_rmia_runs_online_and_its_stored_scores_give_the_reported_rates(client_run):
@@ -575,18 +617,20 @@ def test_common_method_prints_the_named_methods_beside_retraining(tiny, tmp_path
 
 
 def test_the_decentralized_audit_reads_the_exact_epsilon_of_each_client_against_retraining():
-    """audit_row on constructed outputs: the exact epsilon of each client's noiseless output against its retrained
-    model under the declared noise, the largest over clients, in the audit's words."""
-    from unlearning.methods import Cost, MethodInfo, Unlearned
+    """audit_evidence and audit_row on constructed outputs: the exact epsilon of each client's noiseless output
+    against its retrained model under the declared noise, the largest over clients, in the audit's words."""
+    from unlearning.methods import Cost, MethodInfo, TrainedState, Unlearned
     from unlearning.privacy.audit import exact_epsilon
 
-    retrained = Unlearned(torch.zeros(2, 4), [0, 1], Cost(0.0, 0))
+    retrained = ([0, 1], torch.zeros(2, 4))
     noiseless = torch.tensor([[0.0, 0.0, 0.0, 0.0], [3.0, 4.0, 0.0, 0.0]])  # client 1's output is 5 away
     res = Unlearned(noiseless + 0.1, [0, 1], Cost(0.0, 0))
+    state = TrainedState(type("S", (), {"request": None})(), torch.zeros(2, 4), [0, 1], 1, Path("."))
 
-    def row(std: float, claim: dict, pair=True, retrain=True) -> dict:
-        info = MethodInfo("m", lambda *a: res, "M", audit_pair=(lambda *a: (noiseless, [std, std])) if pair else None)
-        return dec.audit_row(info, None, None, {}, res, (None, None, {}, retrained) if retrain else None, claim, 1e-5)
+    def row(std: float, claim: dict, pair=True, retrain=True, name="m") -> dict:
+        info = MethodInfo(name, lambda *a: res, "M", audit_pair=(lambda *a: (noiseless, [std, std])) if pair else None)
+        evidence = dec.audit_evidence(info, state, {}, res, claim)
+        return dec.audit_row(evidence, retrained if retrain else None, claim, 1e-5)
 
     loose = row(100.0, {"epsilon": 1.0})
     assert loose["status"].startswith("not faulted: exact") and loose["exact_epsilon_per_client"][0] == 0.0
@@ -597,19 +641,21 @@ def test_the_decentralized_audit_reads_the_exact_epsilon_of_each_client_against_
     assert row(1.0, {"epsilon": None, "sigma": 0.1})["status"].startswith("no epsilon claimed")
     assert row(1.0, {"epsilon": 1.0}, pair=False)["status"].startswith("uninformative: no audit pair")
     assert row(1.0, {"epsilon": 1.0}, retrain=False)["status"].startswith("missing: no retraining")
+    assert row(1.0, {"epsilon": 0.0}, name="retrain") == {"status": "reference: exact retraining",
+                                                          "exact_epsilon": 0.0}
 
 
 def test_du_states_the_noise_each_model_carries(client_run):
     """DU's row_noise_std is the std of the noise its models actually carry: the noised output minus the noiseless
     one (its audit pair), per row, over the d coordinates."""
-    from unlearning.experiments.common_ground.originals import Context, dsgd
+    from unlearning.experiments.common_ground import families
     from unlearning.methods import registry
 
     params, features, out = client_run
     for setting in ("client", "sample"):
         setup = dec.make_setup(params, setting, 0, features)
         with tempfile.TemporaryDirectory() as tmp:
-            orig = dsgd(Context(setup, lambda: None, Path(tmp)))
+            orig = families.train("dsgd", families.Context(setup, lambda: None, Path(tmp)))
             du = registry.load("du")
             cfg = {**setup.cfg["du"], "epsilon": 1.0, "delta": 1e-5}
             res = du(orig.state, setup.request, cfg)

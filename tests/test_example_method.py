@@ -1,8 +1,10 @@
 """docs/extending.md's worked example through the workflow (issue 55, item 8): the outside package
 examples/gradient_ascent, installed into a throwaway folder (conftest's `example_install`; the locked .venv
-untouched), configured in params.yaml and run by Snakemake in a copy of the session's tiny run. Only the common
-ground's decentralized jobs and its report re-run, and the method's row is on the common ground's tables of both
-settings, attacked, with a removal status and "no certificate" in the audit column."""
+untouched), configured in params.yaml and run by Snakemake in a copy of the session's tiny run. Only the method's
+own jobs (one per setting), the settings' put-together and the report run: no original and no reference model is
+trained again; the method's row is on the common ground's tables of both settings, attacked, with a removal status
+and "no certificate" in the audit column. Editing one of the package's own method modules, or its params block,
+re-runs its jobs alone in the whole workflow (issue 55, item 3)."""
 
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ import yaml
 from conftest import workflow_env
 
 LABEL = "gradient ascent (example package)"
+# one method added to (or edited in) both settings: its job per setting, each setting put together, the report
+ONE_METHOD = {"common_part_method": 2, "common_part_combine": 2, "common_ground_report": 1}
 
 
 def rules_run(log: str) -> dict[str, int]:
@@ -42,7 +46,7 @@ def test_the_example_package_is_run_attacked_and_judged_by_the_workflow(tiny_run
                          capture_output=True, text=True, env=env)
     assert run.returncode == 0, run.stderr[-3000:]
     seeds = len(dec["seeds"])
-    assert rules_run(run.stdout + run.stderr) == {"common_decentralized": 2 * seeds, "common_ground_report": 1}
+    assert rules_run(run.stdout + run.stderr) == ONE_METHOD
 
     for setting in ("client", "sample"):
         table = pd.read_csv(work / "reports" / "common_ground" / f"{setting}.csv")
@@ -63,4 +67,39 @@ def test_the_example_package_is_run_attacked_and_judged_by_the_workflow(tiny_run
     dry = subprocess.run([str(snakemake), "--cores", "1", "-n", "reports/common_ground/index.md"], cwd=work,
                          capture_output=True, text=True, env=env)
     assert dry.returncode == 0, dry.stderr[-3000:]
-    assert rules_run(dry.stdout + dry.stderr) == {"common_decentralized": 2 * seeds, "common_ground_report": 1}
+    assert rules_run(dry.stdout + dry.stderr) == ONE_METHOD
+
+
+def test_editing_one_method_module_or_its_params_reruns_its_jobs_alone(tiny_run, tmp_path):
+    """A dry run of the whole workflow after touching methods/salun.py lists SalUn's two jobs (client, sample), the
+    two put-togethers and the common ground's report, nothing else; so does a change to its params block. A change
+    to a training family's block re-runs that family's originals and the methods that start there."""
+    work = tmp_path / "run"
+    shutil.copytree(tiny_run, work, symlinks=True)
+    env = {**workflow_env(), "PYTHONPATH": str(work / "src")}
+    snakemake = Path(sys.executable).parent / "snakemake"
+
+    def dry() -> dict[str, int]:
+        out = subprocess.run([str(snakemake), "--cores", "1", "-n"], cwd=work, capture_output=True, text=True,
+                             env=env)
+        assert out.returncode == 0, out.stderr[-3000:]
+        return rules_run(out.stdout + out.stderr) if "Job stats:" in out.stdout + out.stderr else {}
+
+    assert dry() == {}
+    downstream = {"index": 1, "all": 1}  # the front page reads the common ground's summary; the default target
+    module = work / "src" / "unlearning" / "methods" / "salun.py"
+    text = module.read_text()
+    module.write_text(text + "\n")  # an edit (Snakemake compares an input's checksum, not only its time)
+    assert dry() == {**ONE_METHOD, **downstream}
+    module.write_text(text)
+    assert dry() == {}
+    params = yaml.safe_load((work / "params.yaml").read_text())
+    dec = params["common"]["decentralized"]
+    dec["salun"]["ratio"] /= 2
+    (work / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    assert dry() == {**ONE_METHOD, **downstream}
+    dec["salun"]["ratio"] *= 2
+    dec["fats"]["clients_per_round"] += 1  # FATS' original and FATS (in the client setting only)
+    (work / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    assert dry() == {"common_part_original": len(dec["seeds"]), "common_part_method": 1, "common_part_combine": 1,
+                     "common_ground_report": 1, **downstream}

@@ -61,3 +61,19 @@ def test_bad_inputs_name_what_is_valid():
     mixed[0, 0] = True
     with pytest.raises(ValueError, match="all or none"):
         lira.scores(p_target, p_ref, mixed)
+
+
+def test_the_gaussian_log_density_is_scipys_bit_for_bit():
+    """lira._norm_logpdf (kept off scipy.stats, a second of every job's start) gives scipy.stats.norm.logpdf's
+    bits, and the offline score scipy.stats.norm.cdf's, on random draws."""
+    from scipy import stats
+    from scipy.special import ndtr
+
+    from unlearning.evaluate.attacks.lira import _norm_logpdf
+
+    rng = np.random.default_rng(0)
+    for _ in range(100):
+        n = int(rng.integers(1, 300))
+        x, mean, std = rng.normal(0, 5, n), rng.normal(0, 3, n), np.exp(rng.normal(0, 2, n)) + 1e-6
+        assert np.array_equal(_norm_logpdf(x, mean, std), stats.norm.logpdf(x, mean, std))
+        assert np.array_equal(ndtr((x - mean) / std), stats.norm.cdf(x, mean, std))

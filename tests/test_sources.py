@@ -9,8 +9,8 @@ from unlearning import methods
 from unlearning.sources import _imports, module_files
 
 
-def _names(module: str) -> set[str]:
-    return {Path(p).relative_to(Path(methods.__file__).parents[1]).as_posix() for p in module_files(module)}
+def _names(module: str, dynamic: bool = True) -> set[str]:
+    return {Path(p).relative_to(Path(methods.__file__).parents[1]).as_posix() for p in module_files(module, dynamic)}
 
 
 def test_steps_depend_on_the_method_modules_they_import_and_the_registry_on_all():
@@ -25,6 +25,20 @@ def test_steps_depend_on_the_method_modules_they_import_and_the_registry_on_all(
     common = _names("unlearning.experiments.common_ground.decentralized")
     package = Path(methods.__file__).parent
     assert {f"methods/{p.name}" for p in package.glob("*.py")} <= common
+
+
+def test_the_common_grounds_jobs_depend_on_the_modules_they_import_by_name_only_as_the_workflow_lists_them():
+    """Without the by-name imports, the common ground's jobs (parts.py) depend on the registry and the families'
+    loader but on no method module and no family module: common.smk adds the one each job runs (issue 55 item 3)."""
+    jobs = _names("unlearning.experiments.common_ground.parts", dynamic=False)
+    assert {"methods/registry.py", "methods/__init__.py", "experiments/common_ground/families/__init__.py"} <= jobs
+    assert not {name for name in jobs if name.startswith("experiments/common_ground/families/")} - {
+        "experiments/common_ground/families/__init__.py"}
+    assert not {f"methods/{p.name}" for p in Path(methods.__file__).parent.glob("*.py")} - {
+        "methods/__init__.py", "methods/registry.py"} & jobs
+    # FATS' original runs FATS' training; the D-SGD original does not
+    assert "methods/fats.py" in _names("unlearning.experiments.common_ground.families.fats", dynamic=False)
+    assert "methods/fats.py" not in _names("unlearning.experiments.common_ground.families.dsgd", dynamic=False)
 
 
 def test_a_dynamic_import_without_a_modules_list_counts_its_whole_package(tmp_path, monkeypatch):

@@ -569,11 +569,17 @@ def _check_common(cfg: dict, sglu: dict, source: str) -> None:
                 "sample", "finetune", "du", "pdudt", "fedrecovery", "fats", "hdus", "rrdu", "attack"):
         if key not in d:
             raise ParamsError(f"{source}: common.decentralized.{key}: missing; valid: see params.yaml's common section")
+    from .experiments.common_ground.layout import family_names  # torch-free; here to keep config.py's imports flat
+
     for setting in ("client", "sample"):
         for method in d[setting]["methods"]:
             if why := method_names.does_not_apply(method).get(setting):
                 raise ParamsError(f"{source}: common.decentralized.{setting}.methods: {method!r} does not apply to "
                                   f"this setting ({why}); valid: a method that applies (its module's does_not_apply)")
+            if (family := method_names.declared(method)["original"]) not in family_names():
+                raise ParamsError(f"{source}: common.decentralized.{setting}.methods: {method!r} starts from the "
+                                  f"original {family!r}, which no training family provides; valid: "
+                                  f"{', '.join(family_names())} (experiments/common_ground/families/)")
     train = d["train"]
     if (train["local_epochs"] is None) == (train["local_steps"] is None):
         raise ParamsError(f"{source}: common.decentralized.train: set exactly one of local_epochs and local_steps")

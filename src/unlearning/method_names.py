@@ -19,30 +19,57 @@ GROUP = "unlearning.methods"
 METHODS_DIR = Path(__file__).resolve().parent / "methods"
 
 
-def _registered_in(path: Path) -> dict[str, dict[str, str]]:
-    """{name: its `does_not_apply` where written as a literal, else {}} of each `@register(name, ...)` in `path`."""
+DECLARED = ("label", "original", "params_key", "does_not_apply")  # the keywords of @register read without importing
+
+
+def _registered_in(path: Path) -> dict[str, dict]:
+    """{name: the literal keywords of its `@register(name, ...)` among DECLARED} of each such call in `path`
+    (a keyword that is not a literal is left out: the job that imports the module checks it)."""
     found = {}
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         for dec in getattr(node, "decorator_list", []):
             if (isinstance(dec, ast.Call) and getattr(dec.func, "id", None) == "register" and dec.args
                     and isinstance(dec.args[0], ast.Constant)):
-                why = next((k.value for k in dec.keywords if k.arg == "does_not_apply"), None)
-                try:
-                    found[dec.args[0].value] = ast.literal_eval(why) if why is not None else {}
-                except ValueError:  # not a literal: the job checks it (methods/registry.py)
-                    found[dec.args[0].value] = {}
+                keywords = {}
+                for k in dec.keywords:
+                    if k.arg in DECLARED:
+                        try:
+                            keywords[k.arg] = ast.literal_eval(k.value)
+                        except ValueError:
+                            pass
+                found[dec.args[0].value] = keywords
     return found
 
 
 @cache
-def _package() -> dict[str, tuple[str, dict[str, str]]]:
-    return {name: (f"unlearning.methods.{path.stem}", why) for path in sorted(METHODS_DIR.glob("*.py"))
-            if path.stem not in ("__init__", "registry") for name, why in _registered_in(path).items()}
+def _package() -> dict[str, tuple[str, dict]]:
+    return {name: (f"unlearning.methods.{path.stem}", kw) for path in sorted(METHODS_DIR.glob("*.py"))
+            if path.stem not in ("__init__", "registry") for name, kw in _registered_in(path).items()}
+
+
+def declared(name: str) -> dict:
+    """What method `name` declares, read from its module's source without importing it: label (default: the
+    name), original (default: dsgd), params_key (default: the name), does_not_apply (default: {})."""
+    if name not in modules():
+        raise KeyError(f"method {name!r}: no module registers it; valid: {', '.join(names())}")
+    module = modules()[name]
+    if name in _package():
+        kw = _package()[name][1]
+    else:
+        kw = _registered_in(Path(_origin(name, module))).get(name, {})
+    return {"label": name, "original": "dsgd", "params_key": name, "does_not_apply": {}, **kw}
 
 
 def does_not_apply(name: str) -> dict[str, str]:
-    """{common-ground setting: why not} as this package's module declares it literally ({} for outside methods)."""
-    return _package().get(name, ("", {}))[1]
+    """{common-ground setting: why not} as the method's module declares it literally."""
+    return declared(name)["does_not_apply"]
+
+
+def _origin(name: str, module: str) -> str:
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.origin:
+        raise ValueError(f"entry point {name!r}: its module {module!r} is not importable")
+    return spec.origin
 
 
 @cache
@@ -71,10 +98,7 @@ def outside_files(configured: list[str]) -> list[str]:
     for name in configured:
         module = modules().get(name, "")
         if module and not module.startswith("unlearning."):
-            spec = importlib.util.find_spec(module)
-            if spec is None or not spec.origin:
-                raise ValueError(f"entry point {name!r}: its module {module!r} is not importable")
-            files.append(spec.origin)
+            files.append(_origin(name, module))
     return sorted(set(files))
 
 

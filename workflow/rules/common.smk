@@ -12,6 +12,9 @@ from unlearning.data.availability import (column_source, features_missing_reason
                                           user_data_missing_reason)
 from unlearning.experiments.pdudt import layout as pdudt_layout
 from unlearning.experiments.rrdu.layout import ABLATION_PARTS as RRDU_ABLATION_PARTS
+from unlearning.experiments.common_ground import layout as cg_layout
+from unlearning.method_names import declared as declared_method
+from unlearning.method_names import modules as method_modules
 from unlearning.method_names import outside_files
 from unlearning.resolved import write_resolved
 from unlearning.sources import module_files
@@ -83,12 +86,13 @@ THREADS = (SMALL_THREADS if config["engine"]["cpu_threads"] != "auto" or config[
            else auto_threads())
 
 
-def code(module):
+def code(module, dynamic=True):
     """The package's source files that `module` runs (its import closure), as a rule input: editing one
     re-runs exactly the steps that import it (Snakemake's mtime trigger). Relative to the working directory
-    where the package lies under it (a checkout), else absolute (`snakemake -d elsewhere`)."""
+    where the package lies under it (a checkout), else absolute (`snakemake -d elsewhere`). `dynamic=False`: without
+    the modules it imports by name (sources.py), for a job that lists the one it imports itself."""
     here = os.getcwd()
-    return [os.path.relpath(p) if p.startswith(here + os.sep) else p for p in module_files(module)]
+    return [os.path.relpath(p) if p.startswith(here + os.sep) else p for p in module_files(module, dynamic)]
 
 
 SPINE_CODE = code("unlearning.experiments.spine.steps")
@@ -281,34 +285,66 @@ COMMON_PARAMS = {"common": {k: COMMON[k] for k in ("budget", "centralized")},
                  "sglu": {k: SGLU[k] for k in ("lam_per_n", "clip", "radius")}}
 
 
-# the decentralized settings: one job per (setting, seed), on the standardised pixels of their dataset
+# the decentralized settings, on the standardised pixels of their dataset, as small jobs (experiments/common_ground/
+# parts.py, its files layout.py): the attack's references per (setting, seed); each original per (setting, seed,
+# training family); each method per (setting, method), every seed; each setting put together. A job's params are
+# what it reads (layout.py) and its code the files it runs: a method job imports its own method module and no other.
 COMMON_DEC = COMMON["decentralized"]
 COMMON_DEC_MISSING = missing_reason(COMMON_DEC["dataset"], config["data"]["raw_root"],
                                     f"data/processed/{COMMON_DEC['dataset']}.safetensors")
-COMMON_DEC_RUNS = [] if COMMON_DEC_MISSING else [f"{s}_s{seed}" for s in ("client", "sample")
-                                                 for seed in COMMON_DEC["seeds"]]
-COMMON_DEC_PARAMS = {"budget": COMMON["budget"], "decentralized": COMMON_DEC}
+COMMON_SETTINGS = [] if COMMON_DEC_MISSING else list(cg_layout.SETTINGS)
+COMMON_DEC_RUNS = [f"{s}_s{seed}" for s in COMMON_SETTINGS for seed in COMMON_DEC["seeds"]]
+COMMON_DEC_FEATURES = f"data/features/{COMMON_DEC['dataset']}.safetensors"
+COMMON_PART_CODE = code("unlearning.experiments.common_ground.parts", dynamic=False)
 # the reference-count study (client setting, first seed): what it reads, so that a method's block does not re-run it
 COMMON_REFERENCES = [] if COMMON_DEC_MISSING else [
     f"results/common_ground/references_client_s{COMMON_DEC['seeds'][0]}.json"]
-COMMON_REF_PARAMS = {**{k: COMMON_DEC[k] for k in ("dataset", "model", "mlp_hidden", "clients", "partition",
-                                                    "topology", "train", "attack") if k in COMMON_DEC},
-                     "forget": COMMON_DEC["client"]["forget"]}
-# the files of the configured methods that outside packages register (entry points): an input, as `code` is
-COMMON_DEC_OUTSIDE = outside_files([m for setting in ("client", "sample") for m in COMMON_DEC[setting]["methods"]])
+COMMON_REF_PARAMS = cg_layout.task_params(COMMON_DEC, "client")
+COMMON_REF_CODE = sorted({*code("unlearning.experiments.common_ground.decentralized", dynamic=False),
+                          *code("unlearning.experiments.common_ground.families.dsgd", dynamic=False)})
+
+
+def common_method_code(method):
+    """The parts' code and the method's own files (an outside package's module file, or the package's closure)."""
+    registered_by = method_modules()[method]
+    own = code(registered_by) if registered_by.startswith("unlearning.") else outside_files([method])
+    return sorted({*COMMON_PART_CODE, *own})
+
+
+def common_family_code(family):
+    return sorted({*COMMON_PART_CODE, *code(f"unlearning.experiments.common_ground.families.{family}", dynamic=False)})
+
+
+def common_method_inputs(wc):
+    family = declared_method(wc.method)["original"]
+    return {"references": [cg_layout.references(wc.setting, s) for s in COMMON_DEC["seeds"]],
+            "originals": [cg_layout.family_dir(wc.setting, s, family) for s in COMMON_DEC["seeds"]]}
+
+
+def common_combine_inputs(wc):
+    methods, seeds = COMMON_DEC[wc.setting]["methods"], COMMON_DEC["seeds"]
+    families = cg_layout.families_of(methods)
+    return {"references": [cg_layout.references(wc.setting, s) for s in seeds],
+            "originals": [f(wc.setting, s, fam) for s in seeds for fam in families
+                          for f in (cg_layout.original, cg_layout.original_timing)],
+            "methods": [f(wc.setting, m) for m in methods for f in (cg_layout.method, cg_layout.method_timing)]}
+
+
+def common_combine_params(setting):
+    return {"methods": COMMON_DEC[setting]["methods"], "seeds": COMMON_DEC["seeds"], "budget": COMMON["budget"]}
 
 
 def common_decentralized_results():
-    return [f"results/common_ground/{run}.json" for run in COMMON_DEC_RUNS]
+    return [cg_layout.result(s, seed) for s in COMMON_SETTINGS for seed in COMMON_DEC["seeds"]]
 
 
 def common_decentralized_scores():
     """Every judged model's RMIA scores (so that TPR at any FPR can be recomputed); built with the results."""
-    return [f"results/common_ground/{run}_rmia_scores.safetensors" for run in COMMON_DEC_RUNS]
+    return [cg_layout.scores(s, seed) for s in COMMON_SETTINGS for seed in COMMON_DEC["seeds"]]
 
 
 def common_decentralized_timings():
-    return [f"timings/common_ground/{run}.json" for run in COMMON_DEC_RUNS]
+    return [cg_layout.timing(s, seed) for s in COMMON_SETTINGS for seed in COMMON_DEC["seeds"]]
 
 
 def common_ground_report_args():

@@ -1,6 +1,6 @@
 # Common ground (issue 16; experiments/common_ground/): the methods of every paper on one task and one budget, with
 # an empirical audit of each certificate. The centralized setting on the convex model and on an MLP, on the SGLU
-# features of common.centralized.dataset; the decentralized client and sample settings, one job per (setting, seed),
+# features of common.centralized.dataset; the decentralized client and sample settings as small jobs (common.smk),
 # on the standardised pixels of common.decentralized.dataset (each missing, with the reason, where its data is not on
 # disk).
 
@@ -47,38 +47,108 @@ rule common_mlp:
         "--timing {output.timing} > {log} 2>&1"
 
 
-rule common_decentralized:
+rule common_part_references:
     input:
-        features=f"data/features/{COMMON_DEC['dataset']}.safetensors",
-        code=code("unlearning.experiments.common_ground.decentralized"),
-        outside=COMMON_DEC_OUTSIDE,
+        features=COMMON_DEC_FEATURES,
+        code=COMMON_PART_CODE,
     output:
-        result="results/common_ground/{setting}_s{seed}.json",
-        timing="timings/common_ground/{setting}_s{seed}.json",
-        scores="results/common_ground/{setting}_s{seed}_rmia_scores.safetensors",
+        cg_layout.references("{setting}", "{seed}"),
     wildcard_constraints:
         setting="client|sample",
         seed=r"\d+",
     params:
-        cfg=COMMON_DEC_PARAMS,
+        cfg=lambda wc: cg_layout.task_params(COMMON_DEC, wc.setting),
     log:
-        "logs/common_ground/{setting}_s{seed}.log",
+        "logs/common_ground/{setting}_s{seed}/references.log",
     benchmark:
-        "logs/benchmarks/common_ground/{setting}_s{seed}.tsv"
+        "logs/benchmarks/common_ground/{setting}_s{seed}/references.tsv"
     threads: SMALL_THREADS
     resources:
         gpu=GPU,
         mem_mb=8000,
     shell:
-        "{PY} --threads {threads} common-decentralized --setting {wildcards.setting} --seed {wildcards.seed} "
-        "--features {input.features} --out {output.result} --timing {output.timing} --scores {output.scores} "
-        "> {log} 2>&1"
+        "{PY} --threads {threads} common-part references --setting {wildcards.setting} --seed {wildcards.seed} "
+        "--features {input.features} > {log} 2>&1"
+
+
+rule common_part_original:
+    input:
+        features=COMMON_DEC_FEATURES,
+        references=cg_layout.references("{setting}", "{seed}"),
+        code=lambda wc: common_family_code(wc.family),
+    output:
+        state=directory(cg_layout.family_dir("{setting}", "{seed}", "{family}")),
+        row=cg_layout.original("{setting}", "{seed}", "{family}"),
+        timing=cg_layout.original_timing("{setting}", "{seed}", "{family}"),
+    wildcard_constraints:
+        setting="client|sample",
+        seed=r"\d+",
+        family="|".join(cg_layout.family_names()),
+    params:
+        cfg=lambda wc: cg_layout.family_params(COMMON_DEC, wc.setting, wc.family),
+    log:
+        "logs/common_ground/{setting}_s{seed}/original_{family}.log",
+    benchmark:
+        "logs/benchmarks/common_ground/{setting}_s{seed}/original_{family}.tsv"
+    threads: SMALL_THREADS
+    resources:
+        gpu=GPU,
+        mem_mb=8000,
+    shell:
+        "{PY} --threads {threads} common-part original --setting {wildcards.setting} --seed {wildcards.seed} "
+        "--family {wildcards.family} --features {input.features} > {log} 2>&1"
+
+
+rule common_part_method:
+    input:
+        unpack(common_method_inputs),
+        features=COMMON_DEC_FEATURES,
+        code=lambda wc: common_method_code(wc.method),
+    output:
+        part=cg_layout.method("{setting}", "{method}"),
+        timing=cg_layout.method_timing("{setting}", "{method}"),
+    wildcard_constraints:
+        setting="client|sample",
+        method="|".join(method_modules()),
+    params:
+        cfg=lambda wc: cg_layout.method_params(COMMON_DEC, COMMON["budget"], wc.setting, wc.method),
+    log:
+        "logs/common_ground/{setting}/method_{method}.log",
+    benchmark:
+        "logs/benchmarks/common_ground/{setting}/method_{method}.tsv"
+    threads: SMALL_THREADS
+    resources:
+        gpu=GPU,
+        mem_mb=8000,
+    shell:
+        "{PY} --threads {threads} common-part method --setting {wildcards.setting} --method {wildcards.method} "
+        "--features {input.features} > {log} 2>&1"
+
+
+rule common_part_combine:
+    input:
+        unpack(common_combine_inputs),
+        code=COMMON_PART_CODE,
+    output:
+        results=[cg_layout.result("{setting}", s) for s in COMMON_DEC["seeds"]],
+        scores=[cg_layout.scores("{setting}", s) for s in COMMON_DEC["seeds"]],
+        timings=[cg_layout.timing("{setting}", s) for s in COMMON_DEC["seeds"]],
+    wildcard_constraints:
+        setting="client|sample",
+    params:
+        cfg=lambda wc: common_combine_params(wc.setting),
+    log:
+        "logs/common_ground/{setting}/combine.log",
+    benchmark:
+        "logs/benchmarks/common_ground/{setting}/combine.tsv"
+    shell:
+        "{PY} common-part combine --setting {wildcards.setting} > {log} 2>&1"
 
 
 rule common_references:
     input:
-        features=f"data/features/{COMMON_DEC['dataset']}.safetensors",
-        code=code("unlearning.experiments.common_ground.decentralized"),
+        features=COMMON_DEC_FEATURES,
+        code=COMMON_REF_CODE,
     output:
         result="results/common_ground/references_{setting}_s{seed}.json",
     wildcard_constraints:

@@ -8,7 +8,7 @@ exact or uncertified methods) and its cost, communication included.
 
 A module declares each of its methods once, with `@register(name, label=..., original=..., ...)`: its display
 label, the trained state it starts from on the common ground (`original`: a training family of
-experiments/common_ground/originals.py), the settings it does not apply to and why, whether it takes the common
+experiments/common_ground/families/), the settings it does not apply to and why, whether it takes the common
 privacy budget, what its certificate claims (`claim`; none: "no certificate") and, for a Gaussian mechanism around
 deterministic outputs, how to draw its audit pair (`audit_pair`). method_names.py finds every
 name (this package's `@register` calls, and the entry-point group `unlearning.methods` for outside packages) and

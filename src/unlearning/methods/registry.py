@@ -24,7 +24,3 @@ def load(name: str) -> MethodInfo:
         raise KeyError(f"method {name!r}: {modules()[name]} does not register it (no @register({name!r}, ...))")
     return METHODS[name]
 
-
-def load_all() -> dict[str, MethodInfo]:
-    """Every method's declaration, by name."""
-    return {name: load(name) for name in names()}

@@ -1,5 +1,5 @@
-"""Common ground's commands: common-centralized, common-mlp, common-decentralized, common-references, common-method,
-common-report."""
+"""Common ground's commands: common-centralized, common-mlp, common-part (the decentralized settings' jobs),
+common-decentralized (one setting and seed in one process), common-references, common-method, common-report."""
 
 from __future__ import annotations
 
@@ -26,6 +26,18 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
     s.add_argument("--setting", required=True, help="client | sample")
     s.add_argument("--seed", required=True, type=int, help="one of common.decentralized.seeds")
     add_file_options(s, ["--features", "--out", "--timing", "--scores"])
+    s = sub.add_parser("common-part", parents=[common],
+                       help="common ground: one job of the decentralized settings (see "
+                            "experiments/common_ground/parts.py; its files: layout.py)")
+    s.set_defaults(run=run)
+    s.add_argument("part", choices=PARTS, help="references (--seed), original (--seed, --family), method (--method), "
+                                               "combine")
+    s.add_argument("--setting", required=True, help="client | sample")
+    s.add_argument("--seed", type=int, default=None, help="one of common.decentralized.seeds")
+    s.add_argument("--family", default=None, help="a training family (experiments/common_ground/families/)")
+    s.add_argument("--method", default=None, help="a configured method of the setting")
+    s.add_argument("--root", default=".", help="the working directory the parts' files lie under (default: .)")
+    add_file_options(s, ["--features?"])
     s = sub.add_parser("common-references", parents=[common],
                        help="common ground: each attack's strength on the D-SGD original against the number of "
                             "reference models (attack.reference_counts)")
@@ -48,7 +60,25 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
     s.add_argument("--missing", nargs="*", default=[], help="setting=reason for each setting that could not run")
 
 
+PARTS = {"references": ("seed", "features"), "original": ("seed", "family", "features"),
+         "method": ("method", "features"), "combine": ()}
+
+
 def run(params: dict, a) -> None:
+    if a.step == "common-part":
+        from . import parts
+
+        if missing := [f"--{k}" for k in PARTS[a.part] if getattr(a, k) is None]:
+            raise ValueError(f"common-part {a.part}: {', '.join(missing)} missing")
+        if a.part == "references":
+            parts.references_part(params, a.setting, a.seed, a.features, a.root)
+        elif a.part == "original":
+            parts.original_part(params, a.setting, a.seed, a.family, a.features, a.root)
+        elif a.part == "method":
+            parts.method_part(params, a.setting, a.method, a.features, a.root)
+        else:
+            parts.combine_part(params, a.setting, a.root)
+        return
     if a.step == "common-report":
         from ..common.cli import missing_reasons
         from .report import write_report

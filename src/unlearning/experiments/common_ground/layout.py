@@ -1,0 +1,120 @@
+"""Where the decentralized settings' parts live (issue 55, item 3), for the workflow (common.smk) and the jobs
+(parts.py) alike; torch-free. Every function takes plain values or Snakemake wildcards ("{seed}") and a root
+(the working directory).
+
+- artifacts/common_ground/<setting>_s<seed>/references.safetensors: the attack's reference models' probabilities
+  (one job per setting and seed);
+- artifacts/common_ground/<setting>_s<seed>/<family>/: one trained original (one job per setting, seed and training
+  family; its checkpoint, histories and state);
+- results/common_ground/parts/<setting>/s<seed>/original_<family>.safetensors: that original judged;
+- results/common_ground/parts/<setting>/methods/<method>.safetensors: one method run and judged on every seed (one
+  job per setting and method);
+- results/common_ground/<setting>_s<seed>.json (and its scores and timing): a setting's seeds put together with the
+  audits (one job per setting), what the report reads.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import cache
+from pathlib import Path
+
+from ...method_names import declared, names
+
+SETTINGS = ("client", "sample")
+
+
+def _at(root, path: str) -> str:
+    return path if root in (".", "") else f"{root}/{path}"
+
+
+def family_root(setting, seed, root=".") -> str:
+    return _at(root, f"artifacts/common_ground/{setting}_s{seed}")
+
+
+def references(setting, seed, root=".") -> str:
+    return f"{family_root(setting, seed, root)}/references.safetensors"
+
+
+def family_dir(setting, seed, family, root=".") -> str:
+    return f"{family_root(setting, seed, root)}/{family}"
+
+
+def original(setting, seed, family, root=".") -> str:
+    return _at(root, f"results/common_ground/parts/{setting}/s{seed}/original_{family}.safetensors")
+
+
+def original_timing(setting, seed, family, root=".") -> str:
+    return _at(root, f"timings/common_ground/parts/{setting}/s{seed}/original_{family}.json")
+
+
+def method(setting, name, root=".") -> str:
+    return _at(root, f"results/common_ground/parts/{setting}/methods/{name}.safetensors")
+
+
+def method_timing(setting, name, root=".") -> str:
+    return _at(root, f"timings/common_ground/parts/{setting}/methods/{name}.json")
+
+
+def result(setting, seed, root=".") -> str:
+    return _at(root, f"results/common_ground/{setting}_s{seed}.json")
+
+
+def scores(setting, seed, root=".") -> str:
+    return _at(root, f"results/common_ground/{setting}_s{seed}_rmia_scores.safetensors")
+
+
+def timing(setting, seed, root=".") -> str:
+    return _at(root, f"timings/common_ground/{setting}_s{seed}.json")
+
+
+def families_of(methods) -> list[str]:
+    """The training families `methods` (names) start from, in the order of first use."""
+    return list(dict.fromkeys(declared(m)["original"] for m in methods))
+
+
+# ----------------------------------------------------------------------------------------------- what each part reads
+
+FAMILIES_DIR = Path(__file__).resolve().parent / "families"
+
+
+def family_names() -> list[str]:
+    return sorted(p.stem for p in FAMILIES_DIR.glob("*.py") if not p.stem.startswith("_"))
+
+
+@cache
+def family_declared(family: str) -> dict:
+    """A family module's literal `PARAMS` and `TWIN` (families/__init__.py), read without importing it."""
+    path = FAMILIES_DIR / f"{family}.py"
+    if not path.is_file():
+        raise KeyError(f"training family {family!r}: no module {path}; valid: {', '.join(family_names())}")
+    found = {"PARAMS": (), "TWIN": None}
+    for node in ast.parse(path.read_text(), str(path)).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and getattr(node.targets[0], "id", "") in found:
+            found[node.targets[0].id] = ast.literal_eval(node.value)
+    return found
+
+
+def _dotted(block: dict, key: str):
+    for part in key.split("."):
+        block = block.get(part, {}) if isinstance(block, dict) else {}
+    return block
+
+
+def task_params(dec: dict, setting: str) -> dict:
+    """What every part of `setting` reads of `common.decentralized` (`dec`): all but the settings' blocks, the seed
+    list, the methods' and the families' own blocks; with the setting's forget request."""
+    own = {declared(m)["params_key"] for m in names()}
+    own |= {p.split(".")[0] for f in family_names() for p in family_declared(f)["PARAMS"]}
+    return {**{k: v for k, v in dec.items() if k not in (*SETTINGS, "seeds") and k not in own},
+            "forget": dec[setting]["forget"]}
+
+
+def family_params(dec: dict, setting: str, family: str) -> dict:
+    return {**task_params(dec, setting), **{p: _dotted(dec, p) for p in family_declared(family)["PARAMS"]}}
+
+
+def method_params(dec: dict, budget: dict, setting: str, method: str) -> dict:
+    """The task, the method's own block, the budget and the seeds (a method's job runs every seed)."""
+    key = declared(method)["params_key"]
+    return {**task_params(dec, setting), key: dec.get(key, {}), "budget": budget, "seeds": dec["seeds"]}
