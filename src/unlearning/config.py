@@ -40,8 +40,9 @@ class ParamsError(ValueError):
     """A parameter is unknown, of the wrong type or impossible; the message is one line."""
 
 
-class StrictLoader(yaml.SafeLoader):
-    """yaml.SafeLoader that refuses a key repeated in one mapping (where YAML would silently keep the last)."""
+class StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml where built: 5x faster
+    """yaml.SafeLoader (its C parser where PyYAML has it) that refuses a key repeated in one mapping (where YAML
+    would silently keep the last)."""
 
     def construct_mapping(self, node, deep=False):
         if isinstance(node, yaml.MappingNode):

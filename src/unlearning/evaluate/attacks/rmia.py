@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..roc import roc_auc, roc_curve
+
 DEFAULT_A, DEFAULT_GAMMA = 0.3, 1.0
 A_GRID = tuple(round(0.1 * i, 1) for i in range(11))  # tune_a's candidates for a
 FPRS = (0.01, 0.001)
@@ -90,8 +92,6 @@ def tune_a(p_ref: np.ndarray, ref_member: np.ndarray, grid=A_GRID,
     others its references, each sample's Pr from those others that did not train on it (eq. 10 at a). Returns
     the `a` of `grid` with the highest mean ROC AUC (the first on ties) and every a's mean AUC.
     p_ref, ref_member: [k, n] the references' probabilities of n samples and whether each trained on each."""
-    from sklearn.metrics import roc_auc_score
-
     p_ref, member = _array(p_ref, "p_ref", 2), np.asarray(ref_member, dtype=bool)
     if member.shape != p_ref.shape or len(p_ref) < 2:
         raise ValueError(f"rmia: tune_a needs p_ref and ref_member of one shape [k >= 2, n]; got {p_ref.shape} and "
@@ -108,7 +108,7 @@ def tune_a(p_ref: np.ndarray, ref_member: np.ndarray, grid=A_GRID,
             ratio = target / np.maximum(((1 + a) * out_mean + (1 - a)) / 2, np.finfo(np.float64).tiny)
             ratio_z = np.sort(ratio[~is_member])
             score = np.searchsorted(ratio_z, ratio / gamma, side="right") / len(ratio_z)
-            aucs[a].append(float(roc_auc_score(is_member, score)))
+            aucs[a].append(roc_auc(is_member, score))
     if not any(aucs.values()):
         raise ValueError("rmia: tune_a found no reference with both members and non-members among the others' OUT "
                          "samples; valid: references trained on different halves")
@@ -118,21 +118,17 @@ def tune_a(p_ref: np.ndarray, ref_member: np.ndarray, grid=A_GRID,
 
 def tpr_at_fpr(members: np.ndarray, nonmembers: np.ndarray, fpr: float) -> float:
     """The highest TPR at a threshold whose FPR is at most `fpr` (no interpolation past it)."""
-    from sklearn.metrics import roc_curve  # imported when used: every job imports this module, few attack
-
     y = np.r_[np.ones(len(members)), np.zeros(len(nonmembers))]
-    f, t, _ = roc_curve(y, np.r_[members, nonmembers])
+    f, t = roc_curve(y, np.r_[members, nonmembers])
     return float(t[f <= fpr].max())
 
 
 def metrics(members: np.ndarray, nonmembers: np.ndarray, fprs: tuple[float, ...] = FPRS) -> dict:
     """ROC AUC and TPR at each FPR of `fprs`, with the sample counts (a TPR at FPR f is resolved only where
     nonmembers >= 1 / f: `resolved`)."""
-    from sklearn.metrics import roc_auc_score
-
     members, nonmembers = np.asarray(members, float), np.asarray(nonmembers, float)
     y = np.r_[np.ones(len(members)), np.zeros(len(nonmembers))]
-    out = {"auc": float(roc_auc_score(y, np.r_[members, nonmembers])), "members": len(members),
+    out = {"auc": roc_auc(y, np.r_[members, nonmembers]), "members": len(members),
            "nonmembers": len(nonmembers)}
     for f in fprs:
         out[f"tpr_at_{f:g}_fpr"] = tpr_at_fpr(members, nonmembers, f)
