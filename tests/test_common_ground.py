@@ -321,10 +321,23 @@ def test_the_workflows_small_jobs_give_the_one_process_run_byte_for_byte(client_
     assert Path(layout.scores("client", 0, root)).read_bytes() == (out / "c.safetensors").read_bytes()
     timing = json.loads(Path(layout.timing("client", 0, root)).read_text())
     assert set(timing["seconds"]) == set(json.loads((out / "t.json").read_text())["seconds"])
+    # the reference-count study reads the stored D-SGD original instead of training it again: the same study
+    stored = dec.reference_study(params, "client", 0, features, layout.family_root("client", 0, root))
+    assert stored == dec.reference_study(params, "client", 0, features)
     # a part that holds another method than its name says is refused, naming the file
     shutil.copy(layout.method("client", "du", root), layout.method("client", "finetune", root))
     with pytest.raises(ValueError, match=r"finetune.safetensors: holds method 'du', not 'finetune'"):
         parts.combine_part(params, "client", root)
+
+
+def test_a_part_without_its_options_stops_in_one_line(tmp_path, capsys):
+    from unlearning.__main__ import main
+
+    argv = ["--params", str(ROOT / "tests" / "config" / "tiny.yaml"), "common-part", "original", "--setting", "client"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip() == ("error: common-part original: --seed, --family, --features missing; "
+                                               "valid: common-part original --setting ... --seed ... --family ... "
+                                               "--features ...")
 
 
 def test_rmia_runs_online_and_its_stored_scores_give_the_reported_rates(client_run):

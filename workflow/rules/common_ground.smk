@@ -148,6 +148,7 @@ rule common_part_combine:
 rule common_references:
     input:
         features=COMMON_DEC_FEATURES,
+        original=cg_layout.family_dir("{setting}", "{seed}", "dsgd"),
         code=COMMON_REF_CODE,
     output:
         result="results/common_ground/references_{setting}_s{seed}.json",
@@ -156,6 +157,7 @@ rule common_references:
         seed=r"\d+",
     params:
         cfg=COMMON_REF_PARAMS,
+        originals=lambda wc: cg_layout.family_root(wc.setting, wc.seed),
     log:
         "logs/common_ground/references_{setting}_s{seed}.log",
     benchmark:
@@ -166,7 +168,7 @@ rule common_references:
         mem_mb=8000,
     shell:
         "{PY} --threads {threads} common-references --setting {wildcards.setting} --seed {wildcards.seed} "
-        "--features {input.features} --out {output.result} > {log} 2>&1"
+        "--features {input.features} --originals {params.originals} --out {output.result} > {log} 2>&1"
 
 
 rule common_ground_report:

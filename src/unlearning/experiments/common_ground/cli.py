@@ -44,6 +44,8 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
     s.set_defaults(run=run)
     s.add_argument("--setting", default="client", help="client | sample (default: client)")
     s.add_argument("--seed", required=True, type=int, help="one of common.decentralized.seeds")
+    s.add_argument("--originals", default=None, help="the setting's stored originals (artifacts/common_ground/"
+                                                     "<setting>_s<seed>): its D-SGD one is read, not trained again")
     add_file_options(s, ["--features", "--out"])
     s = sub.add_parser("common-method", parents=[common],
                        help="common ground: named methods (and retraining, to compare) on one seed of a decentralized "
@@ -69,7 +71,8 @@ def run(params: dict, a) -> None:
         from . import parts
 
         if missing := [f"--{k}" for k in PARTS[a.part] if getattr(a, k) is None]:
-            raise ValueError(f"common-part {a.part}: {', '.join(missing)} missing")
+            raise KeyError(f"common-part {a.part}: {', '.join(missing)} missing; valid: common-part {a.part} "
+                           + " ".join(f"--{k} ..." for k in ("setting", *PARTS[a.part])))
         if a.part == "references":
             parts.references_part(params, a.setting, a.seed, a.features, a.root)
         elif a.part == "original":
@@ -89,7 +92,7 @@ def run(params: dict, a) -> None:
     if a.step == "common-references":
         from .decentralized import step_references
 
-        step_references(params, a.setting, a.seed, a.features, a.out)
+        step_references(params, a.setting, a.seed, a.features, a.out, a.originals)
         return
     if a.step == "common-mlp":
         from .mlp import step_mlp

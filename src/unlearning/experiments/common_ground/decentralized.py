@@ -276,19 +276,24 @@ def step_decentralized(params: dict, setting: str, seed: int, features: str, out
 REFERENCE_METRICS = ("rmia_auc", "rmia_tpr_at_1pct_fpr", "lira_auc", "lira_tpr_at_1pct_fpr")
 
 
-def reference_study(params: dict, setting: str, seed: int, features: str) -> dict:
+def reference_study(params: dict, setting: str, seed: int, features: str, originals: str | None = None) -> dict:
     """How each attack's strength against the D-SGD original moves with the number of reference models (issue 56):
     `attack.reference_counts`' largest trained once, then RMIA and LiRA on the first k of them for each count k,
-    against every remaining client's model of the original (the mean over them)."""
+    against every remaining client's model of the original (the mean over them). `originals`: the folder of the
+    setting's stored originals (layout.family_root), whose D-SGD one is read instead of trained again."""
     counts = sorted(config(params)["decentralized"]["attack"]["reference_counts"])
     wide = json.loads(json.dumps(params))
     wide["common"].setdefault(params["scale"], {}).setdefault("decentralized", {}).setdefault("attack", {})[
         "reference_models"] = counts[-1]
     setup = make_setup(wide, setting, seed, features)
     judge = Judge(setup)
-    with tempfile.TemporaryDirectory(prefix="common-references-") as tmp:
-        orig = families.train("dsgd", Context(setup, None, Path(tmp)))
-    fns = orig.predict if orig.predict is not None else judge.models(orig.rows)
+    if originals is not None:
+        state = families.load("dsgd", Context(setup, None, Path(originals)))
+        fns = judge.models(families.remaining(setup, state.theta, state.clients))
+    else:
+        with tempfile.TemporaryDirectory(prefix="common-references-") as tmp:
+            orig = families.train("dsgd", Context(setup, None, Path(tmp)))
+        fns = orig.predict if orig.predict is not None else judge.models(orig.rows)
     rows = []
     for k in counts:
         sub = judge.with_references(k)
@@ -302,8 +307,9 @@ def reference_study(params: dict, setting: str, seed: int, features: str) -> dic
             "config": config_record(params)}  # no wall time: results are compared byte for byte (its benchmark has it)
 
 
-def step_references(params: dict, setting: str, seed: int, features: str, out: str) -> None:
-    write_json(out, reference_study(params, setting, seed, features))
+def step_references(params: dict, setting: str, seed: int, features: str, out: str,
+                    originals: str | None = None) -> None:
+    write_json(out, reference_study(params, setting, seed, features, originals))
 
 
 ROW = ("test_accuracy", "forget_accuracy", "loss_threshold_auc", "rmia_auc", "rmia_tpr_at_1pct_fpr", "lira_auc",
