@@ -92,6 +92,7 @@ def combine_part(params: dict, setting: str, root: str = ".") -> None:
         if meta.get("method") != m:
             raise ValueError(f"{path}: holds method {meta.get('method')!r}, not {m!r}; re-run its job")
     timings = {m: json.loads(Path(layout.method_timing(setting, m, root)).read_text()) for m in names}
+    tensors = {m: load_tensors(path) for m, (_, path) in parts.items()}
     for seed in cfg["seeds"]:
         key = str(seed)  # JSON keys
         head = load_metadata(layout.references(setting, seed, root))["header"]
@@ -102,7 +103,6 @@ def combine_part(params: dict, setting: str, root: str = ".") -> None:
             scores.update(load_tensors(path))
             seconds[f"original {family}"] = json.loads(
                 Path(layout.original_timing(setting, seed, family, root)).read_text())["seconds"]
-        tensors = {m: load_tensors(path) for m, (_, path) in parts.items()}
         retrain = None
         if "retrain" in parts:
             retrain = (parts["retrain"][0]["evidence"][key]["models_clients"], tensors["retrain"][f"s{seed}.models"])
