@@ -79,6 +79,7 @@ FAMILIES_DIR = Path(__file__).resolve().parent / "families"
 
 
 def family_names() -> list[str]:
+    """Every training family: the modules of families/ (families/__init__.py)."""
     return sorted(p.stem for p in FAMILIES_DIR.glob("*.py") if not p.stem.startswith("_"))
 
 

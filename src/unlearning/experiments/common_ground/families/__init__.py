@@ -17,10 +17,8 @@ family is adding a module here; nothing else lists them.
 
 from __future__ import annotations
 
-import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 from importlib import import_module
 from pathlib import Path
 from types import ModuleType
@@ -30,6 +28,7 @@ import torch
 from ....experiment import Setup
 from ....files import load_metadata, load_tensors, save_tensors
 from ....methods import Cost, TrainedState
+from ..layout import family_names
 
 STATE = "state.safetensors"  # in a family's directory, beside what its training wrote
 
@@ -67,10 +66,9 @@ def remaining(setup: Setup, theta: torch.Tensor, clients: list[int]) -> torch.Te
     return theta[[i for i, c in enumerate(clients) if c not in set(setup.request.removed)]]
 
 
-@cache
 def names() -> tuple[str, ...]:
-    """Every family: the modules of this package."""
-    return tuple(sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")))
+    """Every family: the modules of this package (layout.family_names, which the workflow reads without torch)."""
+    return tuple(family_names())
 
 
 def module(name: str) -> ModuleType:
