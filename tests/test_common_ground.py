@@ -692,10 +692,56 @@ def test_the_reference_study_reads_each_attack_with_the_first_k_references(tiny,
     study = json.loads(out.read_text())
     assert [r["reference_models"] for r in study["rows"]] == [2, 4] and study["attack"]["reference_models"] == 4
     for row in study["rows"]:
-        for metric in dec.REFERENCE_METRICS:
+        for metric in ("rmia_auc", "rmia_tpr_at_1pct_fpr", "lira_auc", "lira_tpr_at_1pct_fpr"):
             assert 0.0 <= row[metric] <= 1.0
     two = dec.judge_methods(params, "client", 0, features, dec.configured_methods(params, "client", ["finetune"]))[0]
     assert study["rows"][0]["rmia_auc"] == pytest.approx(two["originals"]["dsgd"]["rmia_auc"])
     assert study["rows"][0]["lira_auc"] == pytest.approx(two["originals"]["dsgd"]["lira_auc"])
     with pytest.raises(ValueError, match=r"reference_counts: 3; valid: even numbers from 2 to"):
         dec.Judge.with_references(type("J", (), {"p_ref": np.zeros((4, 2))})(), 3)
+
+
+def test_an_attack_declared_once_is_run_on_every_model_and_reported(tiny, monkeypatch):
+    """issue 55: a reference-model attack is one `@reference_attack` declaration; listed in attack.scores, the judge
+    runs it on every judged model (its AUC is the AUC of its scores, computed here directly) and the report's tables
+    gain its columns under its label. Here: the target's confidence in the true label, declared in this test."""
+    from sklearn.metrics import roc_auc_score
+
+    from unlearning import attack_names
+    from unlearning.evaluate.attacks import protocol
+
+    declared = attack_names._declared()
+    monkeypatch.setattr(attack_names, "_declared", lambda: {**declared, "confidence": (__name__, "Confidence")})
+    monkeypatch.setattr(protocol, "REFERENCE_ATTACKS", dict(protocol.REFERENCE_ATTACKS))  # restored after the test
+    protocol.reference_attack("confidence", label="Confidence")(
+        lambda refs: protocol.Fitted(lambda p_cand, p_pop: p_cand))
+    params, features, _ = tiny
+    params = json.loads(json.dumps(params))
+    params["common"]["decentralized"]["attack"]["scores"] = ["rmia", "lira", "confidence"]
+    result, _, judge = dec.judge_methods(params, "client", 0, features,
+                                         dec.configured_methods(params, "client", ["retrain", "finetune"]))
+    assert result["rmia"]["attacks"] == ["rmia", "lira", "confidence"]
+    fns = judge.models(torch.zeros(1, judge.setup.spec.dim))  # one model, to recompute its AUC by hand
+    p_cand = np.r_[judge._true(fns[0], judge.x_forget, judge.y_forget), judge._true(fns[0], judge.x_out, judge.y_out)]
+    members = np.r_[np.ones(len(judge.y_forget)), np.zeros(len(judge.y_out))]
+    assert judge.one(fns[0])["confidence_auc"] == pytest.approx(roc_auc_score(members, p_cand))
+    for row in [*result["methods"].values(), *result["originals"].values()]:
+        assert 0.0 <= row["confidence_auc"] <= 1.0 and "confidence_tpr_at_1pct_fpr" in row
+    tables, originals = decentralized_tables([result], {})
+    assert {"confidence_auc", "rmia_auc", "lira_auc"} <= set(tables["client"].columns) & set(originals.columns)
+    assert attack_names.readable("confidence")["confidence_auc"] == "Confidence AUC"
+
+
+def test_a_misspelt_attack_stops_the_params_check_naming_the_valid_ones(tmp_path):
+    from unlearning.config import ParamsError, check_params, load_params
+
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params["common"]["decentralized"]["attack"]["scores"] = ["rmia", "lria"]
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(params))
+    with pytest.raises(ParamsError, match=r"attack.*scores.*lria.*(lira|rmia)"):
+        check_params(load_params(path))
+    params["common"]["decentralized"]["attack"]["scores"] = ["lira"]
+    path.write_text(yaml.safe_dump(params))
+    with pytest.raises(ParamsError, match=r"attack.scores: \['lira'\] lacks rmia; valid: .*holding rmia"):
+        check_params(load_params(path))

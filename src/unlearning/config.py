@@ -14,7 +14,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from . import method_names
+from . import attack_names, method_names
 
 SECTIONS = ("spine", "pdudt")  # experiment sections of params.yaml
 PER_DATASET = ("pdudt",)  # sections that run once per dataset: experiment "pdudt_<dataset>"
@@ -79,13 +79,15 @@ def schema() -> dict:
 
 def registered_methods(full: dict) -> dict:
     """`full` with common.decentralized's `client.methods` and `sample.methods` enumerating the registered methods
-    (method_names.py) and a params block allowed for each (a method's own keys are its module's to check)."""
+    (method_names.py) and a params block allowed for each (a method's own keys are its module's to check), and its
+    `attack.scores` the declared reference-model attacks (attack_names.py)."""
     decentralized = full["$defs"]["common"]["properties"]["decentralized"]
     for setting in ("client", "sample"):
         decentralized["properties"][setting]["properties"]["methods"]["items"] = {"enum": method_names.names()}
     for name in method_names.names():
         decentralized["properties"].setdefault(name, {"type": "object"})
     decentralized["additionalProperties"] = False  # a block no registered method reads is a misspelling
+    decentralized["properties"]["attack"]["properties"]["scores"]["items"] = {"enum": sorted(attack_names.modules())}
     return full
 
 
@@ -570,6 +572,10 @@ def _check_common(cfg: dict, sglu: dict, source: str) -> None:
                 "sample", "finetune", "du", "pdudt", "fedrecovery", "fats", "hdus", "rrdu", "attack"):
         if key not in d:
             raise ParamsError(f"{source}: common.decentralized.{key}: missing; valid: see params.yaml's common section")
+    if "rmia" not in d["attack"].get("scores", []):
+        raise ParamsError(f"{source}: common.decentralized.attack.scores: {d['attack'].get('scores')!r} lacks rmia; "
+                          "valid: a list of the declared attacks (" + ", ".join(sorted(attack_names.modules())) +
+                          ") holding rmia, whose scores are stored and audited")
     from .experiments.common_ground.layout import family_names  # torch-free; here to keep config.py's imports flat
 
     for setting in ("client", "sample"):

@@ -22,17 +22,17 @@ METHODS_DIR = Path(__file__).resolve().parent / "methods"
 DECLARED = ("label", "original", "params_key", "does_not_apply")  # the keywords of @register read without importing
 
 
-def _registered_in(path: Path) -> dict[str, dict]:
-    """{name: the literal keywords of its `@register(name, ...)` among DECLARED} of each such call in `path`
+def registered_in(path: Path, decorator: str = "register", keys: tuple[str, ...] = DECLARED) -> dict[str, dict]:
+    """{name: the literal keywords among `keys` of its `@decorator(name, ...)`} of each such call in `path`
     (a keyword that is not a literal is left out: the job that imports the module checks it)."""
     found = {}
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         for dec in getattr(node, "decorator_list", []):
-            if (isinstance(dec, ast.Call) and getattr(dec.func, "id", None) == "register" and dec.args
+            if (isinstance(dec, ast.Call) and getattr(dec.func, "id", None) == decorator and dec.args
                     and isinstance(dec.args[0], ast.Constant)):
                 keywords = {}
                 for k in dec.keywords:
-                    if k.arg in DECLARED:
+                    if k.arg in keys:
                         try:
                             keywords[k.arg] = ast.literal_eval(k.value)
                         except ValueError:
@@ -44,7 +44,7 @@ def _registered_in(path: Path) -> dict[str, dict]:
 @cache
 def _package() -> dict[str, tuple[str, dict]]:
     return {name: (f"unlearning.methods.{path.stem}", kw) for path in sorted(METHODS_DIR.glob("*.py"))
-            if path.stem not in ("__init__", "registry") for name, kw in _registered_in(path).items()}
+            if path.stem not in ("__init__", "registry") for name, kw in registered_in(path).items()}
 
 
 def declared(name: str) -> dict:
@@ -56,7 +56,7 @@ def declared(name: str) -> dict:
     if name in _package():
         kw = _package()[name][1]
     else:
-        kw = _registered_in(Path(_origin(name, module))).get(name, {})
+        kw = registered_in(Path(_origin(name, module))).get(name, {})
     return {"label": name, "original": "dsgd", "params_key": name, "does_not_apply": {}, **kw}
 
 

@@ -295,13 +295,15 @@ COMMON_DEC_MISSING = missing_reason(COMMON_DEC["dataset"], config["data"]["raw_r
 COMMON_SETTINGS = [] if COMMON_DEC_MISSING else list(cg_layout.SETTINGS)
 COMMON_DEC_RUNS = [f"{s}_s{seed}" for s in COMMON_SETTINGS for seed in COMMON_DEC["seeds"]]
 COMMON_DEC_FEATURES = f"data/features/{COMMON_DEC['dataset']}.safetensors"
-COMMON_PART_CODE = code("unlearning.experiments.common_ground.parts", dynamic=False)
+# the judge imports its attacks by name (evaluate/attacks/protocol.py): every module of that package is an input
+ATTACK_CODE = code("unlearning.evaluate.attacks.protocol")
+COMMON_PART_CODE = sorted({*code("unlearning.experiments.common_ground.parts", dynamic=False), *ATTACK_CODE})
 # the reference-count study (client setting, first seed): what it reads, so that a method's block does not re-run it
 COMMON_REFERENCES = [] if COMMON_DEC_MISSING else [
     f"results/common_ground/references_client_s{COMMON_DEC['seeds'][0]}.json"]
 COMMON_REF_PARAMS = cg_layout.task_params(COMMON_DEC, "client")
 COMMON_REF_CODE = sorted({*code("unlearning.experiments.common_ground.decentralized", dynamic=False),
-                          *code("unlearning.experiments.common_ground.families.dsgd", dynamic=False)})
+                          *code("unlearning.experiments.common_ground.families.dsgd", dynamic=False), *ATTACK_CODE})
 
 
 def common_method_code(method):

@@ -8,21 +8,20 @@ from pathlib import Path
 
 import pandas as pd
 
+from .. import attack_names
 from .compare import COUNTED, counted_rows
 from .page import Page
 
 # the front page's names for the columns its sections show (the paper pages and CSV files keep the keys)
 READABLE = {"method": "method", "test_accuracy": "test accuracy", "forget_accuracy": "forget accuracy",
-            "memorisation_gap": "memorisation gap (forget - test)", "rmia_tpr_at_1pct_fpr": "RMIA TPR at 1 % FPR",
+            "memorisation_gap": "memorisation gap (forget - test)",
             "gradient_evaluations": "gradient evaluations", "claimed_epsilon": "claimed epsilon",
             "sigma": "noise sigma", "test_acc_unlearned": "test accuracy (unlearned)",
             "exact_epsilon": "exact epsilon of the pair", "audit_epsilon_corrected": "audit's bound (corrected)",
             "gdp_epsilon_corrected": "GDP audit's bound (corrected)", "gdp_power_2x": "GDP audit's power at 2x",
             "audit_runs": "audit runs a side", "control_epsilon": "control's epsilon",
             "seeds": "seeds", "test_accuracy_std": "(std)", "forget_accuracy_std": "(std)",
-            "loss_threshold_auc": "loss-threshold AUC", "rmia_auc": "RMIA AUC",
-            "rmia_tpr_at_0.1pct_fpr": "RMIA TPR at 0.1 % FPR", "lira_auc": "LiRA AUC",
-            "lira_tpr_at_1pct_fpr": "LiRA TPR at 1 % FPR", "lira_tpr_at_0.1pct_fpr": "LiRA TPR at 0.1 % FPR",
+            "loss_threshold_auc": "loss-threshold AUC",
             "bytes_read": "bytes read", "communication_floats": "floats communicated",
             "unlearn_s": "unlearning (s)", "retrain_s": "retraining (s)", "audit": "audit",
             "test_acc_retrained": "test accuracy (retrained)", "canary_acc_unlearned": "canary accuracy (unlearned)",
@@ -33,7 +32,8 @@ READABLE = {"method": "method", "test_accuracy": "test accuracy", "forget_accura
             "cp_power_2x": "Clopper-Pearson power at 2x", "cp_power_4x": "Clopper-Pearson power at 4x",
             "gdp_power_4x": "GDP audit's power at 4x", "gdp_runs_for_power_2x": "GDP runs a side for 0.9 at 2x",
             "gdp_fit": "GDP fit", "memorisation_gap_std": "(std)", "trained_by": "trained by",
-            "score_mu": "score's mu (fitted)", "mechanism_mu": "mechanism's mu"}
+            "score_mu": "score's mu (fitted)", "mechanism_mu": "mechanism's mu",
+            **attack_names.readable_all()}  # each reference-model attack's columns ("LiRA AUC")
 
 
 @dataclass

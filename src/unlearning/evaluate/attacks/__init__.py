@@ -13,6 +13,10 @@ non-members into its metrics (`metrics`). A new attack is one class with these t
   target model, members vs samples of unseen users; metric: mean ROC AUC over repeated stratified K-fold.
 - `RMIA` (Zarifzadeh et al. 2024): the per-sample relative likelihood-ratio test against reference models and
   population samples; metrics: ROC AUC and TPR at 1 % and 0.1 % FPR (the strong attack beside the papers' own).
+
+The common ground's judge runs the attacks of `common.decentralized.attack.scores`, each a *reference-model attack*:
+a module of this package declares it once with `@reference_attack(name, label=...)` (protocol.py) on its
+`fit(References) -> Fitted` (RMIA in rmia.py, LiRA in lira.py); nothing else lists them (docs/extending.md).
 """
 
 from __future__ import annotations
@@ -37,3 +41,4 @@ class Attack(Protocol):
     def member_scores(self, outputs: torch.Tensor, labels: torch.Tensor) -> np.ndarray: ...
 
     def metrics(self, members: np.ndarray, nonmembers: np.ndarray, **options) -> dict: ...
+

@@ -20,6 +20,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import ndtr
 
+from .protocol import Fitted, References, reference_attack
+
 VARIANCES = ("global", "per_example")
 EPS = 1e-30  # keeps log(p / (1 - p)) finite at p = 0 or 1 (float64)
 
@@ -75,3 +77,12 @@ def scores(p_target, p_ref, ref_member=None, variance: str = "global") -> np.nda
         raise ValueError("lira: some candidates have IN references and some none; valid: all or none (online or "
                          "offline)")
     return online if has_in.all() else offline
+
+
+@reference_attack("lira", label="LiRA")
+def fit_reference_attack(refs: References) -> Fitted:
+    """The common ground's LiRA on the judge's references: online where each candidate has IN and OUT references,
+    one pooled variance per side below 64 references (its Sec. VI.C), a per-candidate one from 64."""
+    variance = "global" if len(refs.p_ref) < 64 else "per_example"
+    return Fitted(lambda p_cand, p_pop: scores(p_cand, refs.p_ref, refs.cand_member, variance),
+                  ("online" if refs.cand_member is not None else "offline") + f", {variance} variance")

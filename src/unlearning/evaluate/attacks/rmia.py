@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..roc import roc_auc, roc_curve
+from .protocol import Fitted, References, reference_attack
 
 DEFAULT_A, DEFAULT_GAMMA = 0.3, 1.0
 A_GRID = tuple(round(0.1 * i, 1) for i in range(11))  # tune_a's candidates for a
@@ -168,3 +169,13 @@ class RMIA:
 
     def metrics(self, members: np.ndarray, nonmembers: np.ndarray, **options) -> dict:
         return metrics(members, nonmembers, **options)
+
+
+@reference_attack("rmia", label="RMIA")
+def fit_reference_attack(refs: References) -> Fitted:
+    """The common ground's RMIA: Pr(z) from the references' population probabilities, online (each candidate's IN
+    and OUT references) or offline (eq. 10 at the tuned `a`)."""
+    model = RMIA(DEFAULT_A if refs.a is None else refs.a).fit({"p_ref_pop": refs.p_ref_pop,
+                                                               "pop_member": refs.pop_member})
+    return Fitted(lambda p_cand, p_pop: model.member_scores({"p_target": p_cand, "p_ref": refs.p_ref,
+                                                             "ref_member": refs.cand_member, "p_target_pop": p_pop}))

@@ -41,6 +41,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ...attack_names import columns
 from ...config import deep_merge
 from ...experiment import Setup, build_setup, make_split
 from ...files import load_tensors, save_tensors, write_json
@@ -273,9 +274,6 @@ def step_decentralized(params: dict, setting: str, seed: int, features: str, out
 
 # ----------------------------------------------------------------------------------------------- reference study
 
-REFERENCE_METRICS = ("rmia_auc", "rmia_tpr_at_1pct_fpr", "lira_auc", "lira_tpr_at_1pct_fpr")
-
-
 def reference_study(params: dict, setting: str, seed: int, features: str, originals: str | None = None) -> dict:
     """How each attack's strength against the D-SGD original moves with the number of reference models (issue 56):
     `attack.reference_counts`' largest trained once, then RMIA and LiRA on the first k of them for each count k,
@@ -294,14 +292,14 @@ def reference_study(params: dict, setting: str, seed: int, features: str, origin
         with tempfile.TemporaryDirectory(prefix="common-references-") as tmp:
             orig = families.train("dsgd", Context(setup, None, Path(tmp)))
         fns = orig.predict if orig.predict is not None else judge.models(orig.rows)
+    metrics = [c for name in judge.attacks for c in columns(name)[:2]]  # each attack's AUC and TPR at 1 % FPR
     rows = []
     for k in counts:
         sub = judge.with_references(k)
         one = [sub.one(f) for f in fns]
-        rows.append({"reference_models": k, **{m: float(np.mean([r[m] for r in one])) for m in REFERENCE_METRICS},
-                     "a": sub.a})
-        log.info("%s seed %d, %d references: RMIA AUC %.3f, LiRA AUC %.3f", setting, seed, k, rows[-1]["rmia_auc"],
-                 rows[-1]["lira_auc"])
+        rows.append({"reference_models": k, **{m: float(np.mean([r[m] for r in one])) for m in metrics}, "a": sub.a})
+        log.info("%s seed %d, %d references: %s", setting, seed, k,
+                 ", ".join(f"{m} {rows[-1][m]:.3f}" for m in metrics))
     return {"setting": setting, "seed": seed, "scale": params["scale"], "original": "dsgd", "models": len(fns),
             "attack": {**judge.describe(), "reference_models": counts[-1]}, "rows": rows,
             "config": config_record(params)}  # no wall time: results are compared byte for byte (its benchmark has it)
@@ -312,8 +310,6 @@ def step_references(params: dict, setting: str, seed: int, features: str, out: s
     write_json(out, reference_study(params, setting, seed, features, originals))
 
 
-ROW = ("test_accuracy", "forget_accuracy", "loss_threshold_auc", "rmia_auc", "rmia_tpr_at_1pct_fpr", "lira_auc",
-       "lira_tpr_at_1pct_fpr", "communication_floats")
 
 
 def method_rows(params: dict, names: list[str], setting: str = "client", seed: int | None = None,
@@ -326,11 +322,13 @@ def method_rows(params: dict, names: list[str], setting: str = "client", seed: i
                                  configured_methods(params, setting, names))
     if out:
         write_json(out, result)
-    lines = [f"{setting} setting, seed {seed} ({params['scale']} scale): " + ", ".join(ROW)]
+    row = ["test_accuracy", "forget_accuracy", "loss_threshold_auc",
+           *(c for name in result["rmia"]["attacks"] for c in columns(name)[:2]), "communication_floats"]
+    lines = [f"{setting} setting, seed {seed} ({params['scale']} scale): " + ", ".join(row)]
     for group in ("originals", "methods"):
         for key, m in result[group].items():
             name = f"original {key}" if group == "originals" else m["label"]
-            values = "  ".join(f"{m[k]:.4g}" if isinstance(m[k], float) else str(m[k]) for k in ROW)
+            values = "  ".join(f"{m[k]:.4g}" if isinstance(m[k], float) else str(m[k]) for k in row)
             claim = "" if group == "originals" else f"  ({m['claimed']['basis']})"
             lines.append(f"{name:<24} {values}{claim}")
     return "\n".join(lines)

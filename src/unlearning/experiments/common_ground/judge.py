@@ -1,6 +1,7 @@
-"""The common ground's judge (issue 16, 36, 56): test and forget accuracy, the loss-threshold attack, RMIA and LiRA
-for any list of per-client models of one decentralized setup, its reference models trained once per (setting, seed)
-and storable (`references()`; `Judge(setup, references)` rebuilds it without training)."""
+"""The common ground's judge (issue 16, 36, 56): test and forget accuracy, the loss-threshold attack and the
+reference-model attacks of `attack.scores` (RMIA, LiRA: evaluate/attacks/protocol.py) for any list of per-client
+models of one decentralized setup, its reference models trained once per (setting, seed) and storable
+(`references()`; `Judge(setup, references)` rebuilds it without training)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ import numpy as np
 import torch
 
 from ... import floatmath
-from ...evaluate.attacks import lira, rmia
+from ...attack_names import columns
+from ...evaluate.attacks import rmia
 from ...evaluate.attacks.loss_threshold import loss_threshold_auc
+from ...evaluate.attacks.protocol import References, load_reference_attack
 from ...evaluate.attacks.references import train_references
 from ...evaluate.attacks.shadow import stratified_halves, train_shadows
 from ...evaluate.forward import logits_in_batches
@@ -21,8 +24,9 @@ from ...seeding import generator
 
 
 class Judge:
-    """Test and forget accuracy, the loss-threshold attack and RMIA, for any list of per-client probability
-    functions; the reference models are trained once per setup (`attack.references`):
+    """Test and forget accuracy, the loss-threshold attack and the reference-model attacks of `attack.scores` (each
+    fitted on the same references), for any list of per-client probability functions; the reference models are
+    trained once per setup (`attack.references`):
 
     - online (RMIA as its paper runs it): `reference_models` references trained by the target's own D-SGD recipe
       (evaluate/attacks/references.py) on complementary halves of a pool of the candidates (members: the forget
@@ -34,7 +38,7 @@ class Judge:
       set (never on a candidate), Pr(x) by RMIA's eq. 10 with `a` chosen on the references themselves (rmia.tune_a);
       non-members and z: the two test halves whole.
 
-    Every model's scores are kept (`scores`: per judged row, [models, candidates], members first; stored as
+    Every model's RMIA scores are kept (`scores`: per judged row, [models, candidates], members first; stored as
     `score_counts`)."""
 
     def __init__(self, setup: Setup, references: dict[str, torch.Tensor] | None = None):
@@ -64,13 +68,16 @@ class Judge:
         self.reference_accuracy = r["reference_accuracy"].tolist()
         self.a, self.a_auc = rmia.tune_a(p_ref_pop, pop_member) if self.mode == "offline" else (None, None)
         self.p_ref_pop, self.pop_member = p_ref_pop, pop_member
-        # LiRA beside RMIA on the same references: one pooled variance per side below 64 references (its Sec. VI.C)
-        self.lira_variance = "global" if len(self.p_ref) < 64 else "per_example"
-        self.rmia = rmia.RMIA(rmia.DEFAULT_A if self.a is None else self.a).fit({"p_ref_pop": p_ref_pop,
-                                                                                  "pop_member": pop_member})
+        self.attacks = {name: load_reference_attack(name) for name in a["scores"]}
+        self._fit()
         self.pairs = class_matched_pairs(self.y_forget, setup.y_test.cpu(), a["mia_samples"],
                                          generator(setup.seed, setup.name, "mia"))
         self.scores: dict[str, np.ndarray] = {}
+
+    def _fit(self) -> None:
+        """Every attack fitted on this judge's references."""
+        refs = References(self.p_ref, self.p_ref_pop, self.cand_member, self.pop_member, self.a)
+        self.fitted = {name: attack.fit(refs) for name, attack in self.attacks.items()}
 
     def _train(self, pop_idx: torch.Tensor) -> dict[str, torch.Tensor]:
         """The references' true-class probabilities on the candidates and the population, their memberships and
@@ -118,20 +125,20 @@ class Judge:
         sub.p_ref, sub.p_ref_pop = self.p_ref[:k], self.p_ref_pop[:k]
         sub.cand_member = None if self.cand_member is None else self.cand_member[:k]
         sub.pop_member = self.pop_member[:k]
-        sub.lira_variance = "global" if k < 64 else "per_example"
         if self.mode == "offline":
             sub.a, sub.a_auc = rmia.tune_a(sub.p_ref_pop, sub.pop_member)
-        sub.rmia = rmia.RMIA(rmia.DEFAULT_A if sub.a is None else sub.a).fit({"p_ref_pop": sub.p_ref_pop,
-                                                                                "pop_member": sub.pop_member})
+        sub._fit()
         sub.scores = {}
         return sub
 
     def describe(self) -> dict:
-        """What the strong attack was, for the result file."""
+        """What the attacks were, for the result file: the references, each attack's own description (LiRA's
+        variance) and the attacks run, in their order (`attacks`)."""
         return {"references": self.mode, "reference_models": len(self.p_ref), "a": self.a,
-                "lira": ("online" if self.cand_member is not None else "offline") + f", {self.lira_variance} variance",
-                "a_mean_auc": self.a_auc, "members": len(self.y_forget), "nonmembers": len(self.y_out),
-                "population": len(self.y_pop), "reference_train_accuracy": self.reference_accuracy}
+                **{name: f.describe for name, f in self.fitted.items() if f.describe}, "a_mean_auc": self.a_auc,
+                "members": len(self.y_forget), "nonmembers": len(self.y_out),
+                "population": len(self.y_pop), "reference_train_accuracy": self.reference_accuracy,
+                "attacks": list(self.attacks)}  # a list: the result file sorts a mapping's keys
 
     def score_counts(self) -> dict[str, torch.Tensor]:
         """The kept scores exactly and compactly: each is (the number of population samples z it beats) / |z|,
@@ -163,20 +170,21 @@ class Judge:
         p_test, p_forget = probs_fn(s.x_test), probs_fn(self.x_forget)
         nll = lambda p, y: -floatmath.log(p.gather(1, y.long()[:, None])[:, 0].clamp_min(1e-12))  # noqa: E731
         p_cand = np.r_[self._true(probs_fn, self.x_forget, self.y_forget), self._true(probs_fn, self.x_out, self.y_out)]
-        score = self.rmia.member_scores({"p_target": p_cand, "p_ref": self.p_ref, "ref_member": self.cand_member,
-                                         "p_target_pop": self._true(probs_fn, self.x_pop, self.y_pop)})
+        p_pop = self._true(probs_fn, self.x_pop, self.y_pop)
         members = len(self.y_forget)
-        r = rmia.metrics(score[:members], score[members:])
-        lira_score = lira.scores(p_cand, self.p_ref, self.cand_member, self.lira_variance)
-        li = rmia.metrics(lira_score[:members], lira_score[members:])
-        return {"scores": score, "test_accuracy": float((p_test.argmax(1) == y_test).float().mean()),
-                "forget_accuracy": float((p_forget.argmax(1) == self.y_forget).float().mean()),
-                "loss_threshold_auc": loss_threshold_auc(nll(p_forget, self.y_forget)[self.pairs[0]],
-                                                         nll(p_test, y_test)[self.pairs[1]]),
-                "rmia_auc": r["auc"], "rmia_tpr_at_1pct_fpr": r["tpr_at_0.01_fpr"],
-                "rmia_tpr_at_0.1pct_fpr": r["tpr_at_0.001_fpr"] if r["resolved_0.001"] else None,
-                "lira_auc": li["auc"], "lira_tpr_at_1pct_fpr": li["tpr_at_0.01_fpr"],
-                "lira_tpr_at_0.1pct_fpr": li["tpr_at_0.001_fpr"] if li["resolved_0.001"] else None}
+        out = {"test_accuracy": float((p_test.argmax(1) == y_test).float().mean()),
+               "forget_accuracy": float((p_forget.argmax(1) == self.y_forget).float().mean()),
+               "loss_threshold_auc": loss_threshold_auc(nll(p_forget, self.y_forget)[self.pairs[0]],
+                                                        nll(p_test, y_test)[self.pairs[1]])}
+        for name, fitted in self.fitted.items():  # attack_names.COLUMNS: AUC, TPR at 1 % and at 0.1 % FPR
+            score = fitted.score(p_cand, p_pop)
+            m = rmia.metrics(score[:members], score[members:])
+            auc, tpr1, tpr01 = columns(name)
+            out.update({auc: m["auc"], tpr1: m["tpr_at_0.01_fpr"],
+                        tpr01: m["tpr_at_0.001_fpr"] if m["resolved_0.001"] else None})
+            if name == "rmia":
+                out["scores"] = score
+        return out
 
     def __call__(self, probs_fns: list, key: str) -> dict:
         """The mean over the remaining clients' models (one function each), with the spread over clients; their

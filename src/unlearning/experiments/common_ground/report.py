@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ... import attack_names
 from ...files import atomic_path
 from ...privacy import audit, gdp_audit
 from ...report import claims
@@ -31,9 +32,24 @@ LABELS = {"sglu": "SGLU", "lu": "LU", "d2d": "D2D", "r2d": "R2D", "hf": "HF", "c
 def label(result: dict, method: str) -> str:
     """The display label of a decentralized result's method."""
     return result.get("labels", {}).get(method) or LABELS.get(method, method)
-METRICS = ("test_accuracy", "forget_accuracy", "memorisation_gap", "loss_threshold_auc", "rmia_auc",
-           "rmia_tpr_at_1pct_fpr", "rmia_tpr_at_0.1pct_fpr", "lira_auc", "lira_tpr_at_1pct_fpr",
-           "lira_tpr_at_0.1pct_fpr")
+METRICS = ("test_accuracy", "forget_accuracy", "memorisation_gap", "loss_threshold_auc")  # then each attack's
+
+
+def attacks_of(results: list[dict]) -> dict[str, str]:
+    """{attack: label} of the reference-model attacks these decentralized results ran, in their order (the judge's
+    `attacks`; a result written before the attack protocol names none: RMIA and LiRA where its rows have them)."""
+    found: dict[str, str] = {}
+    for r in results:
+        named = (r.get("rmia") or {}).get("attacks")
+        if named is None:
+            rows = [*r["methods"].values(), *r["originals"].values()]
+            named = [a for a in ("rmia", "lira") if any(f"{a}_auc" in m for m in rows)]
+        found.update({a: attack_names.label(a) for a in named})
+    return found
+
+
+def attack_columns(attacks: dict[str, str]) -> list[str]:
+    return [c for name in attacks for c in attack_names.columns(name)]
 # a per-seed memorisation-gap effect (paired over seeds) counts when its mean exceeds this and a one-sided paired
 # t-test rejects "none" at 5 % (report/claims.carried_paired): half a point of accuracy
 REMOVAL_MARGIN = 0.005
@@ -285,7 +301,7 @@ def audit_status(claim: float, exact: float | None, bound: float, power: list[st
 NO_AUDIT = "missing: this result was written before the decentralized settings' audit (its job re-run adds it)"
 
 
-def _seed_rows(results: list[dict]) -> pd.DataFrame:
+def _seed_rows(results: list[dict], metrics: list[str]) -> pd.DataFrame:
     """One row per (setting, seed, method or original) with every metric and cost."""
     rows = []
     for r in results:
@@ -294,7 +310,7 @@ def _seed_rows(results: list[dict]) -> pd.DataFrame:
                 claim = m.get("claimed", {})
                 rows.append({"setting": r["setting"], "seed": r["seed"], "group": group, "key": key,
                              "label": label(r, key), "trained_by": m["trained_by"],
-                             **{k: m[k] for k in METRICS if k in m},
+                             **{k: m[k] for k in metrics if k in m},
                              "memorisation_gap": m["forget_accuracy"] - m["test_accuracy"],
                              "gradient_evaluations": m["gradient_evaluations"], "bytes_read": m.get("bytes_read"),
                              "communication_floats": m["communication_floats"],
@@ -304,14 +320,14 @@ def _seed_rows(results: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _mean_std(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+def _mean_std(rows: pd.DataFrame, keys: list[str], metrics: list[str]) -> pd.DataFrame:
     """Seed mean and std (ddof 0) of every metric, per `keys`; costs and claims from the first seed."""
     out = []
     for _, g in rows.groupby(keys, sort=False):
         first = g.iloc[0]
         row = {k: first[k] for k in keys}
         row["seeds"] = len(g)
-        for k in (k for k in METRICS if k in g):  # a result from before an attack lacks its columns
+        for k in (k for k in metrics if k in g):  # a result from before an attack lacks its columns
             row[k], row[f"{k}_std"] = float(g[k].mean()), float(g[k].std(ddof=0))
         for k in ("gradient_evaluations", "bytes_read", "communication_floats"):
             row[k] = float(g[k].mean()) if g[k].notna().all() else None
@@ -349,10 +365,11 @@ def removal_status(gap: list[float], own_original_gap: list[float], retrain_gap:
 
 def decentralized_tables(results: list[dict], timings: dict) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
     """Per setting, one row per method (seed mean and std) with its status; and the originals table."""
-    rows = _seed_rows(results)
+    metrics = [*METRICS, *attack_columns(attacks_of(results))]
+    rows = _seed_rows(results, metrics)
     rows = rows.sort_values("group", kind="stable")  # methods and originals each in the jobs' order
-    originals = _mean_std(rows[rows.group == "originals"], ["setting", "key"])
-    methods = _mean_std(rows[rows.group == "methods"], ["setting", "key"])
+    originals = _mean_std(rows[rows.group == "originals"], ["setting", "key"], metrics)
+    methods = _mean_std(rows[rows.group == "methods"], ["setting", "key"], metrics)
     tables = {}
     for setting in ("client", "sample"):
         part = methods[methods.setting == setting].copy()
@@ -435,13 +452,14 @@ def utility_cost_figure(tables: dict[str, pd.DataFrame], centralized: dict[str, 
     style.save(fig, path)
 
 
-# the page's views of a decentralized table, by what each answers (the CSV file keeps every column)
-DEC_VIEWS = (("Utility and removal", ["method", "seeds", "test_accuracy", "test_accuracy_std", "forget_accuracy",
-                                      "forget_accuracy_std", "memorisation_gap", "status"]),
-             ("Attacks", ["method", "loss_threshold_auc", "rmia_auc", "rmia_tpr_at_1pct_fpr", "rmia_tpr_at_0.1pct_fpr",
-                          "lira_auc", "lira_tpr_at_1pct_fpr", "lira_tpr_at_0.1pct_fpr"]),
-             ("Certificate and audit", ["method", "claimed_epsilon", "audit"]),
-             ("Cost", ["method", "gradient_evaluations", "bytes_read", "communication_floats", "unlearn_s"]))
+def dec_views(attacks: list[str]) -> tuple:
+    """The page's views of a decentralized table, by what each answers (the CSV file keeps every column);
+    `attacks`: their columns (attack_columns)."""
+    return (("Utility and removal", ["method", "seeds", "test_accuracy", "test_accuracy_std", "forget_accuracy",
+                                     "forget_accuracy_std", "memorisation_gap", "status"]),
+            ("Attacks", ["method", "loss_threshold_auc", *attacks]),
+            ("Certificate and audit", ["method", "claimed_epsilon", "audit"]),
+            ("Cost", ["method", "gradient_evaluations", "bytes_read", "communication_floats", "unlearn_s"]))
 TEXT_COLUMNS = ("status", "audit", "gdp_fit")  # long verdicts: the table shows their first words, a note the rest
 # the centralized tables' views (the convex and the MLP one)
 CENTRAL_VIEWS = (("Certificate and utility", ["method", "control_epsilon", "claimed_epsilon", "sigma", "sensitivity",
@@ -454,11 +472,11 @@ CENTRAL_VIEWS = (("Certificate and utility", ["method", "control_epsilon", "clai
                   ["method", "cp_power_2x", "cp_power_4x", "gdp_power_2x", "gdp_power_4x", "gdp_runs_for_power_2x",
                    "score_mu", "mechanism_mu", "gdp_fit"]),
                  ("Cost", ["method", "grads_unlearning", "grads_retraining", "unlearn_s", "retrain_s"]))
-ORIGINAL_VIEWS = (("Utility and memorisation", ["key", "setting", "trained_by", "seeds", "test_accuracy",
-                                                "forget_accuracy", "memorisation_gap", "memorisation_gap_std"]),
-                  ("Attacks", ["key", "setting", "loss_threshold_auc", "rmia_auc", "rmia_tpr_at_1pct_fpr",
-                               "rmia_tpr_at_0.1pct_fpr", "lira_auc", "lira_tpr_at_1pct_fpr", "lira_tpr_at_0.1pct_fpr"]),
-                  ("Cost", ["key", "setting", "gradient_evaluations", "communication_floats"]))
+def original_views(attacks: list[str]) -> tuple:
+    return (("Utility and memorisation", ["key", "setting", "trained_by", "seeds", "test_accuracy", "forget_accuracy",
+                                          "memorisation_gap", "memorisation_gap_std"]),
+            ("Attacks", ["key", "setting", "loss_threshold_auc", *attacks]),
+            ("Cost", ["key", "setting", "gradient_evaluations", "communication_floats"]))
 
 
 def short_verdict(text) -> str:
@@ -485,16 +503,16 @@ def table_views(page: Page, table: pd.DataFrame, views, key: str = "method", sta
             page.bullets(notes)
 
 
-def decentralized_views(page: Page, table: pd.DataFrame) -> None:
-    """A decentralized table, one view per question (DEC_VIEWS)."""
-    table_views(page, table, DEC_VIEWS, status="removal")
+def decentralized_views(page: Page, table: pd.DataFrame, attacks: list[str]) -> None:
+    """A decentralized table, one view per question (dec_views)."""
+    table_views(page, table, dec_views(attacks), status="removal")
 
 
-DEC_COLUMNS = ["method", "seeds", "test_accuracy", "test_accuracy_std", "forget_accuracy", "forget_accuracy_std",
-               "memorisation_gap", "loss_threshold_auc", "rmia_auc", "rmia_tpr_at_1pct_fpr",
-               "rmia_tpr_at_0.1pct_fpr", "lira_auc", "lira_tpr_at_1pct_fpr", "lira_tpr_at_0.1pct_fpr",
-               "gradient_evaluations", "bytes_read", "communication_floats", "claimed_epsilon", "unlearn_s", "status",
-               "audit"]
+def dec_columns(attacks: list[str]) -> list[str]:
+    """A decentralized table's CSV columns."""
+    return ["method", "seeds", "test_accuracy", "test_accuracy_std", "forget_accuracy", "forget_accuracy_std",
+            "memorisation_gap", "loss_threshold_auc", *attacks, "gradient_evaluations", "bytes_read",
+            "communication_floats", "claimed_epsilon", "unlearn_s", "status", "audit"]
 
 
 def write_report(params: dict, centralized: str | None, timing: str | None, mlp: str | None, mlp_timing: str | None,
@@ -525,6 +543,7 @@ def write_report(params: dict, centralized: str | None, timing: str | None, mlp:
         mlp_result = {"widths": None, "trials": None, "controls": config(params)["centralized"]["controls"]}
         mlp_table = pd.DataFrame([{"method": "all", "status": f"missing: {missing.get('centralized', 'not run')}"}])
     dec_results = [json.loads(Path(f).read_text()) for f in decentralized]
+    attacks = attack_columns(attacks_of(dec_results))
     if dec_results:
         seconds = _mean_seconds([json.loads(Path(f).read_text()) for f in decentralized_timings])
         dec_tables, originals = decentralized_tables(dec_results, seconds)
@@ -545,7 +564,8 @@ def write_report(params: dict, centralized: str | None, timing: str | None, mlp:
                    mlp_table[["method", *mlp_timed]].assign(setting="centralized_mlp")]
     for setting, t in dec_tables.items():
         with atomic_path(out / f"{setting}.csv") as tmp:
-            select(t, [c for c in DEC_COLUMNS if c != "unlearn_s"]).to_csv(tmp, index=False, float_format="%.6g")
+            select(t, [c for c in dec_columns(attacks) if c != "unlearn_s"]).to_csv(tmp, index=False,
+                                                                                     float_format="%.6g")
         if "unlearn_s" in t:
             timing_rows.append(t[["method", "unlearn_s"]].assign(setting=setting))
     with atomic_path(out / "originals.csv") as tmp:
@@ -580,18 +600,20 @@ def write_report(params: dict, centralized: str | None, timing: str | None, mlp:
         page.heading(title)
         page.text(DEC_TEXT[setting])
         page.text(rmia_sentence([r for r in dec_results if r["setting"] == setting]))
-        decentralized_views(page, dec_tables[setting])
+        decentralized_views(page, dec_tables[setting], attacks)
     if not originals.empty:
         page.heading("What each method's original carried")
         page.text(
             "Every trained state a method starts from, judged like the methods (the remaining clients' models). "
             "Its memorisation gap (forget minus test accuracy) and the attacks against it are what its methods had to "
             "remove; retraining's row above is the level of a model that never saw the forget set.")
-        table_views(page, originals, ORIGINAL_VIEWS, key="key")
+        table_views(page, originals, original_views(attacks), key="key")
     if study:
         page.heading("How many reference models an attack needs")
         page.text(
-            f"RMIA and LiRA against the D-SGD original ({study['setting']} setting, seed {study['seed']}, the mean "
+            f"{' and '.join(map(attack_names.label, study['attack'].get('attacks', []))) or 'The attacks'} against "
+            "the D-SGD original "
+            f"({study['setting']} setting, seed {study['seed']}, the mean "
             f"over its {study['models']} remaining clients' models), each with the first k of "
             f"{study['attack']['reference_models']} references trained once ({study['attack']['references']}; "
             "complementary pairs, so the first k are what a run with k references trains). Members: the forget set; "
@@ -694,10 +716,11 @@ def rmia_sentence(runs: list[dict]) -> str:
     if min(j["nonmembers"] for j in info) < 1000:
         tail += (f"; TPR at 0.1 % FPR is empty: it needs at least 1,000 non-members, and the pool of twice the "
                  f"target's training set leaves {i['nonmembers']}")
-    if "lira" in i:
-        tail += (f". LiRA (evaluate/attacks/lira.py) on the same references: {i['lira']} (the logit-scaled "
-                 "confidence against Gaussians fitted to the references IN and OUT; one pooled variance per side "
-                 "below 64 references, as its paper does)")
+    for name, name_label in attacks_of(runs).items():  # each other attack, with what it says of itself
+        if name != "rmia":
+            how = f": {i[name]}" if i.get(name) else ""
+            tail += (f". {name_label} (`{attack_names.modules().get(name, name)}`) on the same references{how} (its "
+                     "module's docstring says how it scores)")
     if i["references"] == "online":
         return (f"RMIA online, as its paper runs it: {i['reference_models']} references trained by the target's own "
                 "D-SGD recipe (architecture, clients, graphs, epochs, batch, step size, rounds) on complementary "
