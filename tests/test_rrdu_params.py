@@ -54,7 +54,7 @@ def test_bad_rrdu_value_is_one_line_naming_the_key(params, edit, key, valid):
 
 def test_the_step_refuses_more_poison_than_the_client_holds(params, tmp_path):
     """The runtime check behind the config check: u's eligible (non-target) images bound m."""
-    from unlearning.data.datasets import synthetic
+    from unlearning.data.sources.synthetic import synthetic
     from unlearning.experiments.rrdu import steps
     from unlearning.files import save_tensors
 

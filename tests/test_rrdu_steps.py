@@ -9,7 +9,7 @@ import copy
 import pytest
 import torch
 
-from unlearning.data.datasets import synthetic
+from unlearning.data.sources.synthetic import synthetic
 from unlearning.experiments.rrdu import steps
 from unlearning.files import save_tensors
 

@@ -28,7 +28,8 @@ from unlearning.data.binary import (
     resnet18_features,
     resnet18_trunk,
 )
-from unlearning.data.datasets import DatasetUnavailable, load_torchvision, synthetic
+from unlearning.data.datasets import DatasetUnavailable, load_torchvision
+from unlearning.data.sources.synthetic import synthetic
 
 TRAIN_LABELS = [8, 3, 1, 3, 8, 8, 3, 0, 8, 3, 8]  # 3s at 1, 3, 6, 9; 8s at 0, 4, 5, 8, 10
 TEST_LABELS = [3, 8, 8, 5, 3]

