@@ -745,3 +745,58 @@ def test_a_misspelt_attack_stops_the_params_check_naming_the_valid_ones(tmp_path
     path.write_text(yaml.safe_dump(params))
     with pytest.raises(ParamsError, match=r"attack.scores: \['lira'\] lacks rmia; valid: .*holding rmia"):
         check_params(load_params(path))
+
+
+def test_canaries_are_forget_samples_half_of_them_relabelled_and_the_guesses_are_counted(tiny):
+    """issue 56, item 3: every canary lies in the forget set; exactly the included ones carry a wrong label in the
+    data the original trains on; the draw is seeded; the auditor's k highest / k lowest guesses are counted."""
+    from unlearning.experiments.common_ground import canary
+
+    params, features, _ = tiny
+    setup = dec.make_setup(params, "client", 0, features)
+    c = canary.draw(setup, 30, 0)
+    again = canary.draw(setup, 30, 0)
+    assert all(torch.equal(c[k], again[k]) for k in c) and 0 < int(c["included"].sum()) < len(c["index"])
+    assert set(c["index"].tolist()) <= set(setup.request.samples(setup.data.indices).tolist())
+    y0, y1 = setup.data.y.cpu(), canary.with_canaries(setup, c).data.y.cpu()
+    changed = (y0 != y1).nonzero().flatten()
+    assert torch.equal(changed, c["index"][c["included"]])
+    assert bool((y1[changed] == c["wrong"][c["included"]]).all()) and bool((c["wrong"] != y0[c["index"]]).all())
+    score, included = np.array([5.0, 4.0, 3.0, 2.0, 1.0, 0.0]), np.array([True, False, True, False, False, True])
+    assert canary.guesses(score, included, 2) == (4, 2)  # top 2: one right; bottom 2: one right
+    assert canary.guesses(score, included, 9) == (6, 4)  # at most half the canaries a side
+
+
+def test_the_canary_audits_verdict_says_not_faulted_only_beside_a_faulted_control():
+    from unlearning.experiments.common_ground.canary import control_verdict, verdict
+
+    assert verdict(2.5, 3.6, 2.0, 0.5).startswith("violated: canary audit: epsilon >= 2.5 vs 2")
+    assert verdict(0.4, 3.6, 2.0, 3.6).startswith("not faulted: canary audit") and "control is faulted" in \
+        verdict(0.4, 3.6, 2.0, 3.6)
+    assert verdict(0.4, 3.6, 2.0, 1.9).startswith("uninformative") and "no power here" in verdict(0.4, 3.6, 2.0, 1.9)
+    assert verdict(0.4, 1.5, 2.0, 1.5).startswith("uninformative") and "cannot show more than 1.5" in \
+        verdict(0.4, 1.5, 2.0, 1.5)
+    assert control_verdict(3.0, 2.0).startswith("faulted") and control_verdict(1.0, 2.0).startswith("missed")
+
+
+def test_the_canary_audit_runs_every_budgeted_method_with_its_control(tiny, tmp_path):
+    """DU and RR-DU on the tiny client setting: pooled guesses over the seeds, a bound for the method and for its
+    original, the verdict words; a method without the budget is refused with the valid ones named."""
+    from unlearning.experiments.common_ground import canary
+
+    params, features, _ = tiny
+    for method in ("du", "rrdu"):
+        out = tmp_path / f"{method}.json"
+        canary.step_canary(params, "client", method, features, str(out))
+        r = json.loads(out.read_text())
+        seeds = params["common"]["decentralized"]["seeds"]
+        assert r["method"] == method and sorted(r["seeds"]) == sorted(map(str, seeds))
+        assert r["guesses"] == sum(s["method"]["guesses"] for s in r["seeds"].values()) > 0
+        assert 0 <= r["correct"] <= r["guesses"] and r["refutable_epsilon"] == 2 * r["claimed"]["epsilon"]
+        assert r["status"].split(":")[0] in ("violated", "not faulted", "uninformative")
+        assert r["control_status"].split(":")[0] in ("faulted", "missed")
+        again = tmp_path / f"{method}_again.json"
+        canary.step_canary(params, "client", method, features, str(again))
+        assert again.read_bytes() == out.read_bytes()
+    with pytest.raises(KeyError, match=r"'finetune' does not take the common budget.*valid: .*du"):
+        canary.step_canary(params, "client", "finetune", features, str(tmp_path / "x.json"))

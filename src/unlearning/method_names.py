@@ -19,7 +19,7 @@ GROUP = "unlearning.methods"
 METHODS_DIR = Path(__file__).resolve().parent / "methods"
 
 
-DECLARED = ("label", "original", "params_key", "does_not_apply")  # the keywords of @register read without importing
+DECLARED = ("label", "original", "params_key", "does_not_apply", "takes_budget")  # @register's, read from the source
 
 
 def registered_in(path: Path, decorator: str = "register", keys: tuple[str, ...] = DECLARED) -> dict[str, dict]:
@@ -49,7 +49,8 @@ def _package() -> dict[str, tuple[str, dict]]:
 
 def declared(name: str) -> dict:
     """What method `name` declares, read from its module's source without importing it: label (default: the
-    name), original (default: dsgd), params_key (default: the name), does_not_apply (default: {})."""
+    name), original (default: dsgd), params_key (default: the name), does_not_apply (default: {}), takes_budget
+    (default: False)."""
     if name not in modules():
         raise KeyError(f"method {name!r}: no module registers it; valid: {', '.join(names())}")
     module = modules()[name]
@@ -57,7 +58,7 @@ def declared(name: str) -> dict:
         kw = _package()[name][1]
     else:
         kw = registered_in(Path(_origin(name, module))).get(name, {})
-    return {"label": name, "original": "dsgd", "params_key": name, "does_not_apply": {}, **kw}
+    return {"label": name, "original": "dsgd", "params_key": name, "does_not_apply": {}, "takes_budget": False, **kw}
 
 
 def does_not_apply(name: str) -> dict[str, str]:

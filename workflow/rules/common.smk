@@ -302,6 +302,8 @@ COMMON_PART_CODE = sorted({*code("unlearning.experiments.common_ground.parts", d
 COMMON_REFERENCES = [] if COMMON_DEC_MISSING else [
     f"results/common_ground/references_client_s{COMMON_DEC['seeds'][0]}.json"]
 COMMON_REF_PARAMS = cg_layout.task_params(COMMON_DEC, "client")
+# the canary audits (experiments/common_ground/canary.py): one per (setting, method taking the common budget)
+COMMON_CANARY = [cg_layout.canary(s, m) for s in COMMON_SETTINGS for m in cg_layout.audited(COMMON_DEC, s)]
 COMMON_REF_CODE = sorted({*code("unlearning.experiments.common_ground.decentralized", dynamic=False),
                           *code("unlearning.experiments.common_ground.families.dsgd", dynamic=False), *ATTACK_CODE})
 
@@ -311,6 +313,13 @@ def common_method_code(method):
     registered_by = method_modules()[method]
     own = code(registered_by) if registered_by.startswith("unlearning.") else outside_files([method])
     return sorted({*COMMON_PART_CODE, *own})
+
+
+def common_canary_code(method):
+    """The canary audit's code: the method's job's and its family's, with the audit's own module."""
+    family = declared_method(method)["original"]
+    return sorted({*common_method_code(method), *common_family_code(family),
+                   *code("unlearning.experiments.common_ground.canary", dynamic=False)})
 
 
 def common_family_code(family):
@@ -364,6 +373,8 @@ def common_ground_report_args():
         args += " --decentralized-timings " + " ".join(common_decentralized_timings())
     if COMMON_REFERENCES:
         args += " --references " + COMMON_REFERENCES[0]
+    if COMMON_CANARY:
+        args += " --canary " + " ".join(COMMON_CANARY)
     if missing:
         args += " --missing " + " ".join(shlex.quote(f"{k}={v}") for k, v in missing.items())
     return args.strip()

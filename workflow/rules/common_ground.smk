@@ -171,6 +171,30 @@ rule common_references:
         "--features {input.features} --originals {params.originals} --out {output.result} > {log} 2>&1"
 
 
+rule common_canary:
+    input:
+        features=COMMON_DEC_FEATURES,
+        code=lambda wc: common_canary_code(wc.method),
+    output:
+        cg_layout.canary("{setting}", "{method}"),
+    wildcard_constraints:
+        setting="client|sample",
+        method="|".join(method_modules()),
+    params:
+        cfg=lambda wc: cg_layout.canary_params(COMMON_DEC, COMMON["budget"], wc.setting, wc.method),
+    log:
+        "logs/common_ground/{setting}/canary_{method}.log",
+    benchmark:
+        "logs/benchmarks/common_ground/{setting}/canary_{method}.tsv"
+    threads: SMALL_THREADS
+    resources:
+        gpu=GPU,
+        mem_mb=8000,
+    shell:
+        "{PY} --threads {threads} common-canary --setting {wildcards.setting} --method {wildcards.method} "
+        "--features {input.features} --out {output} > {log} 2>&1"
+
+
 rule common_ground_report:
     input:
         code=code("unlearning.experiments.common_ground.report"),
@@ -182,12 +206,13 @@ rule common_ground_report:
         decentralized_timings=common_decentralized_timings(),
         rmia_scores=common_decentralized_scores(),
         references=COMMON_REFERENCES,
+        canary=COMMON_CANARY,
     output:
         md="reports/common_ground/index.md",
         html=report("reports/common_ground/index.html", caption="../report/common_ground_index.rst",
                     category="Reports"),
         tables=[f"reports/common_ground/{t}.csv" for t in ("centralized", "centralized_mlp", "client", "sample",
-                                                           "originals", "r2d_calibration")],
+                                                           "originals", "r2d_calibration", "canary")],
         timing="reports/common_ground/timing.csv",
         summary="reports/common_ground/summary.json",
         figure=report("reports/common_ground/utility_cost.png", caption="../report/common_ground_figure.rst",

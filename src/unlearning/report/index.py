@@ -33,6 +33,9 @@ READABLE = {"method": "method", "test_accuracy": "test accuracy", "forget_accura
             "gdp_power_4x": "GDP audit's power at 4x", "gdp_runs_for_power_2x": "GDP runs a side for 0.9 at 2x",
             "gdp_fit": "GDP fit", "memorisation_gap_std": "(std)", "trained_by": "trained by",
             "score_mu": "score's mu (fitted)", "mechanism_mu": "mechanism's mu",
+            "canaries": "canaries", "guesses": "guesses", "correct": "correct guesses",
+            "epsilon_lower": "epsilon's lower bound", "refutable_epsilon": "the claim allows (2 epsilon)",
+            "ceiling": "the most these guesses can show",
             **attack_names.readable_all()}  # each reference-model attack's columns ("LiRA AUC")
 
 

@@ -1,5 +1,6 @@
 """Common ground's commands: common-centralized, common-mlp, common-part (the decentralized settings' jobs),
-common-decentralized (one setting and seed in one process), common-references, common-method, common-report."""
+common-decentralized (one setting and seed in one process), common-references, common-canary, common-method,
+common-report."""
 
 from __future__ import annotations
 
@@ -38,6 +39,13 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
     s.add_argument("--method", default=None, help="a configured method of the setting")
     s.add_argument("--root", default=".", help="the working directory the parts' files lie under (default: .)")
     add_file_options(s, ["--features?"])
+    s = sub.add_parser("common-canary", parents=[common],
+                       help="common ground: the canary audit of one method of a decentralized setting, every seed "
+                            "(see experiments/common_ground/canary.py)")
+    s.set_defaults(run=run)
+    s.add_argument("--setting", required=True, help="client | sample")
+    s.add_argument("--method", required=True, help="a configured method of the setting that takes the budget")
+    add_file_options(s, ["--features", "--out"])
     s = sub.add_parser("common-references", parents=[common],
                        help="common ground: each attack's strength on the D-SGD original against the number of "
                             "reference models (attack.reference_counts)")
@@ -58,7 +66,7 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
     s = sub.add_parser("common-report", parents=[common], help="common ground: the report")
     s.set_defaults(run=run)
     add_file_options(s, ["--centralized?", "--timing?", "--mlp?", "--mlp-timing?", "--decentralized*",
-                          "--decentralized-timings*", "--references?", "--out-dir"])
+                          "--decentralized-timings*", "--references?", "--canary*", "--out-dir"])
     s.add_argument("--missing", nargs="*", default=[], help="setting=reason for each setting that could not run")
 
 
@@ -87,7 +95,12 @@ def run(params: dict, a) -> None:
         from .report import write_report
 
         write_report(params, a.centralized, a.timing, a.mlp, a.mlp_timing, a.decentralized, a.decentralized_timings,
-                     missing_reasons(a.missing), a.out_dir, a.references)
+                     missing_reasons(a.missing), a.out_dir, a.references, a.canary)
+        return
+    if a.step == "common-canary":
+        from .canary import step_canary
+
+        step_canary(params, a.setting, a.method, a.features, a.out)
         return
     if a.step == "common-references":
         from .decentralized import step_references

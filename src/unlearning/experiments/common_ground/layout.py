@@ -56,6 +56,11 @@ def method_timing(setting, name, root=".") -> str:
     return _at(root, f"timings/common_ground/parts/{setting}/methods/{name}.json")
 
 
+def canary(setting, name, root=".") -> str:
+    """The canary audit of method `name` (canary.py), every seed."""
+    return _at(root, f"results/common_ground/parts/{setting}/canary/{name}.json")
+
+
 def result(setting, seed, root=".") -> str:
     return _at(root, f"results/common_ground/{setting}_s{seed}.json")
 
@@ -107,7 +112,7 @@ def task_params(dec: dict, setting: str) -> dict:
     list, the methods' and the families' own blocks; with the setting's forget request."""
     own = {declared(m)["params_key"] for m in names()}
     own |= {p.split(".")[0] for f in family_names() for p in family_declared(f)["PARAMS"]}
-    return {**{k: v for k, v in dec.items() if k not in (*SETTINGS, "seeds") and k not in own},
+    return {**{k: v for k, v in dec.items() if k not in (*SETTINGS, "seeds", "canary") and k not in own},
             "forget": dec[setting]["forget"]}
 
 
@@ -119,3 +124,15 @@ def method_params(dec: dict, budget: dict, setting: str, method: str) -> dict:
     """The task, the method's own block, the budget and the seeds (a method's job runs every seed)."""
     key = declared(method)["params_key"]
     return {**task_params(dec, setting), key: dec.get(key, {}), "budget": budget, "seeds": dec["seeds"]}
+
+
+def canary_params(dec: dict, budget: dict, setting: str, method: str) -> dict:
+    """A canary audit's: the method's, its family's own blocks (it trains the original again) and the audit's."""
+    family = declared(method)["original"]
+    return {**method_params(dec, budget, setting, method), **family_params(dec, setting, family),
+            "canary": dec["canary"]}
+
+
+def audited(dec: dict, setting: str) -> list[str]:
+    """The setting's methods a canary audit runs for: those that take the common budget (their claim is at it)."""
+    return [m for m in dec[setting]["methods"] if declared(m)["takes_budget"]]

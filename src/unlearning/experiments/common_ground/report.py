@@ -515,11 +515,42 @@ def dec_columns(attacks: list[str]) -> list[str]:
             "communication_floats", "claimed_epsilon", "unlearn_s", "status", "audit"]
 
 
+CANARY_COLUMNS = ["method", "canaries", "guesses", "correct", "epsilon_lower", "refutable_epsilon", "ceiling",
+                  "status"]
+
+
+def canary_table(runs: list[dict], setting: str) -> pd.DataFrame:
+    """The setting's canary audits (canary.py), each method beside its control (its original, nothing removed)."""
+    rows = []
+    for r in (r for r in runs if r["setting"] == setting):
+        if "epsilon_lower" not in r:
+            rows.append({"method": r["label"], "status": r["status"]})
+            continue
+        common = {"canaries": r["canaries"], "guesses": r["guesses"], "refutable_epsilon": r["refutable_epsilon"],
+                  "ceiling": r["ceiling"]}
+        rows.append({"method": r["label"], **common, "correct": r["correct"], "epsilon_lower": r["epsilon_lower"],
+                     "status": r["status"]})
+        rows.append({"method": f"{r['label']}: its original (control)", **common, "correct": r["control_correct"],
+                     "epsilon_lower": r["control_epsilon_lower"], "status": r["control_status"]})
+    return select(pd.DataFrame(rows), CANARY_COLUMNS)
+
+
+CANARY_TEXT = (
+    "The canary audit (Steinke, Nasr and Jagielski 2023: one training run, `canary.py`): per seed, canaries drawn "
+    "from the forget set, each trained with a wrong label with probability 1/2; the method removes the forget set, "
+    "and the auditor guesses, from the remaining clients' models, which canaries carried a wrong label (the "
+    "highest and lowest scores of each seed, fixed in advance), pooled over the seeds. A certificate for removing "
+    "the whole forget set bounds what this can show by twice its epsilon (through retraining, which does not "
+    "depend on the canaries), so the bound is compared with that. Its control scores the original: where the "
+    "audit cannot fault the original, it has no power, and the method's row says so.")
+
+
 def write_report(params: dict, centralized: str | None, timing: str | None, mlp: str | None, mlp_timing: str | None,
                  decentralized: list[str], decentralized_timings: list[str], missing: dict[str, str],
-                 out_dir: str, references: str | None = None) -> None:
+                 out_dir: str, references: str | None = None, canary: list[str] | None = None) -> None:
     """The report; `missing` holds {setting: reason} for a setting that could not run (its data absent);
-    `references` the reference-count study (decentralized.reference_study), where it ran."""
+    `references` the reference-count study (decentralized.reference_study), where it ran; `canary` the canary
+    audits (canary.py)."""
     if centralized is None and "centralized" not in missing:
         raise ValueError("common-report: give --centralized and --timing, or --missing centralized=<reason>")
     if not decentralized and "decentralized" not in missing:
@@ -570,6 +601,11 @@ def write_report(params: dict, centralized: str | None, timing: str | None, mlp:
             timing_rows.append(t[["method", "unlearn_s"]].assign(setting=setting))
     with atomic_path(out / "originals.csv") as tmp:
         originals.to_csv(tmp, index=False, float_format="%.6g")
+    canary_runs = [json.loads(Path(f).read_text()) for f in canary or []]
+    canary_tables = {s: canary_table(canary_runs, s) for s in ("client", "sample")}
+    with atomic_path(out / "canary.csv") as tmp:
+        pd.concat([t.assign(setting=s) for s, t in canary_tables.items()], ignore_index=True).to_csv(
+            tmp, index=False, float_format="%.6g")
     study = json.loads(Path(references).read_text()) if references else None
     ref_table = pd.DataFrame(study["rows"]) if study else pd.DataFrame()
     if study:
@@ -601,6 +637,9 @@ def write_report(params: dict, centralized: str | None, timing: str | None, mlp:
         page.text(DEC_TEXT[setting])
         page.text(rmia_sentence([r for r in dec_results if r["setting"] == setting]))
         decentralized_views(page, dec_tables[setting], attacks)
+        if not canary_tables[setting].empty:
+            table_views(page, canary_tables[setting], (("Canary audit", CANARY_COLUMNS),), status="canary audit")
+            page.text(CANARY_TEXT)
     if not originals.empty:
         page.heading("What each method's original carried")
         page.text(

@@ -1,0 +1,162 @@
+"""The canary audit of the decentralized settings (issue 56, item 3): one training run per seed audits a method's
+(epsilon, delta) claim, with the one-run method of Steinke, Nasr and Jagielski (2023; privacy/one_run.py).
+
+- Canaries: `canaries` samples of the setting's forget set (seeded), each *included* with probability 1/2: an
+  included canary is trained with a wrong label (its own plus a uniform 1..C-1, mod C), an excluded one with its own.
+  Every canary stays in the forget set, so retraining (on the data without it) does not depend on which were
+  included.
+- The method's original (its training family) is trained on these data and the method removes the forget set, as on
+  the common ground. A canary's score: the mean over the remaining clients' models of log p(wrong label | x); the
+  auditor guesses "included" for the `guesses` highest scores of each seed and "excluded" for the `guesses` lowest,
+  and abstains on the rest. The seeds are one mechanism over all their canaries (independent runs, independent
+  inclusions), so their guesses are pooled: v correct of r.
+- What a per-canary bound can refute: a certificate (epsilon, delta) for removing the whole forget set makes the
+  unlearned model (epsilon, delta)-close to retraining, which does not depend on the inclusions; through retraining
+  (the triangle), the unlearned model is (2 epsilon, (1 + e^epsilon) delta)-DP in the inclusion vector, hence in each
+  canary. The bound at delta' = (1 + e^epsilon) delta is compared with 2 epsilon: above it, "violated".
+- Control: the same canaries scored on the original's remaining clients (nothing removed), against the same 2
+  epsilon. An audit that does not fault the original, which carries the included canaries' wrong labels, has no
+  power here: the method's row then says "uninformative".
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ...evaluate.forward import logits_in_batches
+from ...experiment import Setup
+from ...files import write_json
+from ...methods import MethodInfo
+from ...privacy import audit, one_run
+from ...resolved import config_record
+from ...seeding import generator
+from ...train.dsgd import ClientData
+from . import config, families
+from . import decentralized as dec
+
+log = logging.getLogger("unlearning")
+
+
+def draw(setup: Setup, count: int, seed: int) -> dict[str, torch.Tensor]:
+    """`count` forget-set samples (global indices), which of them are included (Bernoulli 1/2) and their wrong
+    labels; fewer where the forget set is smaller."""
+    forget = setup.request.samples(setup.data.indices).cpu()
+    gen = generator(seed, setup.name, "canaries")
+    idx = forget[torch.randperm(len(forget), generator=gen)[:count]].sort().values
+    included = torch.rand(len(idx), generator=gen) < 0.5
+    shift = torch.randint(1, setup.classes, (len(idx),), generator=gen)
+    wrong = (setup.data.y.cpu()[idx] + shift) % setup.classes
+    return {"index": idx, "included": included, "wrong": wrong}
+
+
+def with_canaries(setup: Setup, canaries: dict[str, torch.Tensor]) -> Setup:
+    """The setup whose included canaries carry their wrong labels (the excluded keep their own)."""
+    y = setup.data.y.clone()
+    inc = canaries["index"][canaries["included"]].to(y.device)
+    y[inc] = canaries["wrong"][canaries["included"]].to(y.device)
+    d = setup.data
+    return replace(setup, data=ClientData(d.x, y, d.indices, d.keep))
+
+
+def scores(setup: Setup, rows: torch.Tensor | None, predict: list | None, canaries: dict) -> np.ndarray:
+    """Each canary's mean log-probability of its wrong label over the models (rows or prediction functions)."""
+    x = setup.data.x[canaries["index"].to(setup.data.x.device)]
+    if predict is not None:
+        probs = [f(x) for f in predict]
+    else:
+        probs = [torch.cat(list(logits_in_batches(setup, row, x))).softmax(1) for row in rows]
+    wrong = canaries["wrong"].long()
+    logp = [torch.log(p.double().cpu().gather(1, wrong[:, None])[:, 0].clamp_min(1e-300)) for p in probs]
+    return torch.stack(logp).mean(0).numpy()
+
+
+def guesses(score: np.ndarray, included: np.ndarray, k: int) -> tuple[int, int]:
+    """(r, v): the k highest scores guessed included and the k lowest excluded (ties broken by index), and how many
+    guesses were right."""
+    k = min(k, len(score) // 2)
+    order = np.argsort(-score, kind="stable")
+    top, bottom = order[:k], order[len(order) - k:]
+    return 2 * k, int(included[top].sum() + (~included[bottom]).sum())
+
+
+def verdict(bound: float, ceiling: float, refutable: float, control: float) -> str:
+    """The canary audit's words: "violated" above 2 epsilon; "not faulted" only beside a faulted control; else
+    "uninformative", with why."""
+    text = f"canary audit: epsilon >= {bound:.3g} vs {refutable:.3g} (twice the claim)"
+    if bound > refutable:
+        return f"{audit.VIOLATED}: {text}"
+    if ceiling <= refutable:
+        return (f"uninformative: {text}; these guesses cannot show more than {ceiling:.3g} even all right (more "
+                "canaries would)")
+    if control <= refutable:
+        return (f"uninformative: {text}; its control (the original, nothing removed) is not faulted either "
+                f"(epsilon >= {control:.3g}): no power here")
+    return f"{audit.NOT_FAULTED}: {text}; its control is faulted (epsilon >= {control:.3g})"
+
+
+def control_verdict(bound: float, refutable: float) -> str:
+    """The control's words: whether the audit faults the original (the power the method's row needs)."""
+    text = f"epsilon >= {bound:.3g} vs {refutable:.3g}"
+    return f"faulted: {text}: the audit has power" if bound > refutable else f"missed: {text}: no power here"
+
+
+def canary_audit(params: dict, setting: str, info: MethodInfo, features: str) -> dict:
+    """The method's canary audit over the setting's seeds, with its control (module docstring)."""
+    cfg, budget = config(params)["decentralized"], config(params)["budget"]
+    c = cfg["canary"]
+    pooled = {"method": [0, 0, 0], "original": [0, 0, 0]}  # m, r, v
+    seeds, claim = {}, None
+    for seed in cfg["seeds"]:
+        setup = dec.make_setup(params, setting, seed, features)
+        canaries = draw(setup, c["canaries"], seed)
+        canaried = with_canaries(setup, canaries)
+        with tempfile.TemporaryDirectory(prefix="common-canary-") as tmp:
+            ctx = families.Context(canaried, lambda: None, Path(tmp))
+            if families.module(info.original).TWIN is not None:
+                raise ValueError(f"canary audit: {info.name}'s original {info.original!r} trains a twin setup; "
+                                 "valid: a method whose family trains the setting itself")
+            orig = families.train(info.original, ctx)
+            mcfg = dec.method_config(canaried.cfg, budget, info)
+            res = info(orig.state, canaried.request, mcfg)
+        claim = info.claim(res, budget)
+        included = canaries["included"].numpy()
+        row = {"canaries": len(included), "included": int(included.sum())}
+        for side, rows, predict in (("method", res.theta, res.predict), ("original", orig.rows, orig.predict)):
+            r, v = guesses(scores(canaried, rows, predict, canaries), included, c["guesses"])
+            row[side] = {"guesses": r, "correct": v}
+            for i, n in enumerate((len(included), r, v)):
+                pooled[side][i] += n
+        seeds[str(seed)] = row
+        log.info("%s seed %d, %s canary audit: %s", setting, seed, info.name, row)
+    eps, delta = claim.get("epsilon"), budget["delta"]
+    out = {"method": info.name, "label": info.label, "claimed": claim, "seeds": seeds,
+           "guesses_per_side": c["guesses"], "confidence": c["confidence"]}
+    if eps is None:
+        return {**out, "status": "no epsilon claimed: nothing to audit"}
+    refutable, delta_null = 2 * eps, min(1.0, (1 + math.exp(eps)) * delta)
+    bounds = {side: one_run.epsilon_lower_bound(*pooled[side], delta_null, c["confidence"]) for side in pooled}
+    m, r, _ = pooled["method"]
+    ceiling = one_run.epsilon_lower_bound(m, r, r, delta_null, c["confidence"])
+    return {**out, "canaries": m, "guesses": r, "correct": pooled["method"][2],
+            "control_correct": pooled["original"][2], "refutable_epsilon": refutable, "delta_null": delta_null,
+            "epsilon_lower": bounds["method"], "control_epsilon_lower": bounds["original"], "ceiling": ceiling,
+            "status": verdict(bounds["method"], ceiling, refutable, bounds["original"]),
+            "control_status": control_verdict(bounds["original"], refutable)}
+
+
+def step_canary(params: dict, setting: str, method: str, features: str, out: str) -> None:
+    """The canary audit of `method`, a method of the setting that takes the common budget (its claim is at it)."""
+    info = dec.configured_methods(params, setting, [method])[method]
+    if not info.takes_budget:
+        raise KeyError(f"common-canary: {method!r} does not take the common budget (its @register has no "
+                       "takes_budget=True): no claim at the budget to audit; valid: "
+                       + ", ".join(m for m, i in dec.configured_methods(params, setting).items() if i.takes_budget))
+    write_json(out, {"setting": setting, "scale": params["scale"], **canary_audit(params, setting, info, features),
+                     "config": config_record(params)})

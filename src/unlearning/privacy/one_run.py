@@ -1,0 +1,52 @@
+"""Auditing from one training run (Steinke, Nasr and Jagielski, NeurIPS 2023, "Privacy auditing with one (1)
+training run"): m canaries, each included in the training data independently with probability 1/2; an auditor who
+sees the output guesses "included" or "excluded" for r of them (abstaining on the rest) and is right v times.
+
+If the mechanism is (epsilon, delta)-DP in each canary's inclusion, the number of correct guesses is stochastically
+dominated by Binomial(r, e^epsilon / (1 + e^epsilon)) up to a delta term (their Theorem 5.2). `p_value` is the
+probability of at least v correct guesses under that null hypothesis, computed as their paper's own code does it;
+`epsilon_lower_bound` the largest epsilon the observed v refutes at the given confidence (bisection, as theirs).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.stats import binom
+
+
+def p_value(m: int, r: int, v: int, epsilon: float, delta: float) -> float:
+    """P[at least v of r guesses correct] for a mechanism (epsilon, delta)-DP in each of m canaries (Theorem 5.2):
+    P[Binomial(r, q) >= v] + 2 m delta max_i P[v > Binomial(r, q) >= v - i] / i, q = e^eps / (1 + e^eps)."""
+    if not (0 <= v <= r <= m) or epsilon < 0 or not 0 <= delta <= 1:
+        raise ValueError(f"one-run audit: m = {m}, r = {r}, v = {v}, epsilon = {epsilon}, delta = {delta}; valid: "
+                         "0 <= v <= r <= m, epsilon >= 0, delta in [0, 1]")
+    q = 1 / (1 + math.exp(-epsilon))  # the accuracy of epsilon-DP randomized response
+    beta = float(binom.sf(v - 1, r, q))
+    alpha = 0.0
+    if v > 0 and delta > 0:  # their loop over i = 1..v, as cumulative sums: P[v > Binomial >= v - i] / i
+        below = np.cumsum(binom.pmf(np.arange(v - 1, -1, -1), r, q))
+        alpha = float(np.max(below / np.arange(1, v + 1)))
+    return min(beta + alpha * delta * 2 * m, 1.0)
+
+
+def epsilon_lower_bound(m: int, r: int, v: int, delta: float, confidence: float = 0.95) -> float:
+    """The largest epsilon whose null hypothesis (epsilon, delta)-DP the v correct guesses of r reject at
+    `confidence` (0 when none): with probability `confidence` the mechanism is not (epsilon', delta)-DP for any
+    epsilon' below it. 30 bisection steps, as the paper's code."""
+    p = 1 - confidence
+    if not 0 < p < 1:
+        raise ValueError(f"one-run audit: confidence = {confidence}; valid: a number in (0, 1)")
+    low, high = 0.0, 1.0
+    if p_value(m, r, v, low, delta) >= p:
+        return 0.0
+    while p_value(m, r, v, high, delta) < p:
+        high += 1
+    for _ in range(30):
+        mid = (low + high) / 2
+        if p_value(m, r, v, mid, delta) < p:
+            low = mid
+        else:
+            high = mid
+    return low
