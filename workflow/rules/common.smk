@@ -302,8 +302,10 @@ COMMON_PART_CODE = sorted({*code("unlearning.experiments.common_ground.parts", d
 COMMON_REFERENCES = [] if COMMON_DEC_MISSING else [
     f"results/common_ground/references_client_s{COMMON_DEC['seeds'][0]}.json"]
 COMMON_REF_PARAMS = cg_layout.task_params(COMMON_DEC, "client")
-# the canary audits (experiments/common_ground/canary.py): one per (setting, method taking the common budget)
-COMMON_CANARY = [cg_layout.canary(s, m) for s in COMMON_SETTINGS for m in cg_layout.audited(COMMON_DEC, s)]
+# the canary audits (experiments/common_ground/canary.py): one per (setting, method taking the common budget), where
+# common.decentralized.canary configures them (a params file without the block, an older record's, runs none)
+COMMON_CANARY = [cg_layout.canary(s, m) for s in COMMON_SETTINGS if "canary" in COMMON_DEC
+                 for m in cg_layout.audited(COMMON_DEC, s)]
 COMMON_REF_CODE = sorted({*code("unlearning.experiments.common_ground.decentralized", dynamic=False),
                           *code("unlearning.experiments.common_ground.families.dsgd", dynamic=False), *ATTACK_CODE})
 

@@ -68,6 +68,9 @@ class Judge:
         self.reference_accuracy = r["reference_accuracy"].tolist()
         self.a, self.a_auc = rmia.tune_a(p_ref_pop, pop_member) if self.mode == "offline" else (None, None)
         self.p_ref_pop, self.pop_member = p_ref_pop, pop_member
+        if "scores" not in a:
+            raise KeyError("common.decentralized.attack.scores: missing; valid: a list of reference-model attacks "
+                           "holding rmia (params.yaml ships [rmia, lira])")
         self.attacks = {name: load_reference_attack(name) for name in a["scores"]}
         self._fit()
         self.pairs = class_matched_pairs(self.y_forget, setup.y_test.cpu(), a["mia_samples"],

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ... import attack_names
+from ... import attack_names, method_names
 from ...files import atomic_path
 from ...privacy import audit, gdp_audit
 from ...report import claims
@@ -23,16 +23,18 @@ from . import config
 
 TABLES = ("centralized", "centralized_mlp", "client", "sample", "canary")  # counted on the front page (a control's
 # canary row, "faulted" or "missed", is no verdict and is not counted)
-# the centralized tables' methods; a decentralized result names each method's label (its module declares it), and
-# these stand in for the labels of result files written before it did
-LABELS = {"sglu": "SGLU", "lu": "LU", "d2d": "D2D", "r2d": "R2D", "hf": "HF", "cns": "CNS", "retrain": "retrain",
-          "finetune": "fine-tune", "du": "DU", "pdudt": "PDUDT", "pdudt_es": "PDUDT(ES)", "fedrecovery": "FedRecovery",
-          "fats": "FATS-Unl", "hdus": "HDUS-approx", "rrdu": "RR-DU"}
+# the centralized tables' methods (centralized.py and mlp.py run them, outside the method protocol)
+LABELS = {"sglu": "SGLU", "lu": "LU", "d2d": "D2D", "r2d": "R2D", "hf": "HF", "cns": "CNS"}
 
 
 def label(result: dict, method: str) -> str:
     """The display label of a decentralized result's method."""
-    return result.get("labels", {}).get(method) or LABELS.get(method, method)
+    if named := result.get("labels", {}).get(method):
+        return named
+    # a result file written before results named their labels: the method's declaration, read from its source
+    return method_names.declared(method)["label"] if method in method_names.modules() else method
+
+
 METRICS = ("test_accuracy", "forget_accuracy", "memorisation_gap", "loss_threshold_auc")  # then each attack's
 
 
