@@ -800,3 +800,21 @@ def test_the_canary_audit_runs_every_budgeted_method_with_its_control(tiny, tmp_
         assert again.read_bytes() == out.read_bytes()
     with pytest.raises(KeyError, match=r"'finetune' does not take the common budget.*valid: .*du"):
         canary.step_canary(params, "client", "finetune", features, str(tmp_path / "x.json"))
+
+
+def test_the_recorded_common_grounds_report_rebuilds_from_its_files_byte_for_byte(tmp_path):
+    """reports/recorded/common_ground/README.md's rebuild command, with the record's own params.yaml (older than
+    some keys: the attacks' list, the canary audit), gives the committed tables, summary and page."""
+    from unlearning.config import check_params, load_params
+    from unlearning.experiments.common_ground.report import write_report
+
+    rec = ROOT / "reports" / "recorded" / "common_ground"
+    params = check_params(load_params(rec / "params.yaml"))
+    files = lambda pattern: sorted(str(p) for p in rec.glob(pattern))  # noqa: E731
+    write_report(params, str(rec / "results/centralized.json"), str(rec / "timings/centralized.json"),
+                 str(rec / "results/centralized_mlp.json"), str(rec / "timings/centralized_mlp.json"),
+                 files("results/client_s*.json") + files("results/sample_s*.json"),
+                 files("timings/client_s*.json") + files("timings/sample_s*.json"), {}, str(tmp_path))
+    for name in ("index.md", "client.csv", "sample.csv", "originals.csv", "centralized.csv", "centralized_mlp.csv",
+                 "summary.json"):
+        assert (tmp_path / name).read_bytes() == (rec / name).read_bytes(), name
