@@ -111,6 +111,9 @@ def canary_audit(params: dict, setting: str, info: MethodInfo, features: str) ->
     """The method's canary audit over the setting's seeds, with its control (module docstring)."""
     cfg, budget = config(params)["decentralized"], config(params)["budget"]
     c = cfg["canary"]
+    if families.module(info.original).TWIN is not None:  # before any training
+        raise ValueError(f"canary audit: {info.name}'s original {info.original!r} trains a twin setup, which the "
+                         "canaries do not reach; valid: a method whose family trains the setting itself")
     pooled = {"method": [0, 0, 0], "original": [0, 0, 0]}  # m, r, v
     seeds, claim = {}, None
     for seed in cfg["seeds"]:
@@ -118,10 +121,7 @@ def canary_audit(params: dict, setting: str, info: MethodInfo, features: str) ->
         canaries = draw(setup, c["canaries"], seed)
         canaried = with_canaries(setup, canaries)
         with tempfile.TemporaryDirectory(prefix="common-canary-") as tmp:
-            ctx = families.Context(canaried, lambda: None, Path(tmp))
-            if families.module(info.original).TWIN is not None:
-                raise ValueError(f"canary audit: {info.name}'s original {info.original!r} trains a twin setup; "
-                                 "valid: a method whose family trains the setting itself")
+            ctx = families.Context(canaried, lambda: None, Path(tmp))  # no twin: checked above
             orig = families.train(info.original, ctx)
             mcfg = dec.method_config(canaried.cfg, budget, info)
             res = info(orig.state, canaried.request, mcfg)

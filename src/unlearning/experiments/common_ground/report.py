@@ -21,8 +21,8 @@ from ...report.page import Page, select
 from ...resolved import check_inputs
 from . import config
 
-TABLES = ("centralized", "centralized_mlp", "client", "sample", "canary")  # counted on the front page (a control's
-# canary row, "faulted" or "missed", is no verdict and is not counted)
+# the tables the front page counts (a control's canary row, "faulted" or "missed", is no verdict and is not counted)
+TABLES = ("centralized", "centralized_mlp", "client", "sample", "canary")
 # the centralized tables' methods (centralized.py and mlp.py run them, outside the method protocol)
 LABELS = {"sglu": "SGLU", "lu": "LU", "d2d": "D2D", "r2d": "R2D", "hf": "HF", "cns": "CNS"}
 
@@ -52,7 +52,10 @@ def attacks_of(results: list[dict]) -> dict[str, str]:
 
 
 def attack_columns(attacks: dict[str, str]) -> list[str]:
+    """Each attack's row columns (AUC, TPR at 1 % and at 0.1 % FPR), in the attacks' order."""
     return [c for name in attacks for c in attack_names.columns(name)]
+
+
 # a per-seed memorisation-gap effect (paired over seeds) counts when its mean exceeds this and a one-sided paired
 # t-test rejects "none" at 5 % (report/claims.carried_paired): half a point of accuracy
 REMOVAL_MARGIN = 0.005
