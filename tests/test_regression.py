@@ -8,7 +8,10 @@ within its tolerance. One part of the workflow is left out: PDUDT's candidate se
 MNIST columns on the 5,000-digit subset (issue 38): RR-DU's alone would add about 200 job-seconds (the quick run's
 RR-DU part again), PDUDT's about as much; the tiny run takes them through the same rules, and README command 1
 builds them. SGLU's is the exception in cost (a few seconds, and its MNIST accounting at the paper's n is pinned), so
-the run builds it, and its Figure 3a/3c results on the subset are not read.
+the run builds it, and its Figure 3a/3c results on the subset are not read. The common ground's canary audits (issue
+56; about 65 job-seconds, a second training of DU's and RR-DU's originals per seed) are left out too: no golden file
+pins them (their guesses move with a training's last bits like a seed change, unmeasured across CPUs); the tiny run
+and README command 1 run them.
 
 The run computes on this machine's own CPU code paths (`REGRESSION_ISA`, unlearning.isa's `native`: every pinning
 variable of the caller's environment removed), as a user's `snakemake` does. Another CPU's vector width or vendor
@@ -285,8 +288,8 @@ PARTS = {"spine": (REGRESSION / "spine_quick.json", "methods", reported, "result
 
 
 def quick_params(seed: int | None = None) -> dict:
-    """The shipped params.yaml as the regression runs it: data.raw_root absolute, no PDUDT candidate settings and no
-    MNIST columns (module docstring), `seed` if given."""
+    """The shipped params.yaml as the regression runs it: data.raw_root absolute, no PDUDT candidate settings, no
+    MNIST columns and no canary audits (module docstring), `seed` if given."""
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     assert params["scale"] == "quick", "the golden numbers are for scale: quick"
     params["data"]["raw_root"] = str(ROOT / params["data"]["raw_root"])
@@ -295,6 +298,8 @@ def quick_params(seed: int | None = None) -> dict:
     params["cdfl"]["datasets"].remove("mnist")
     for pdudt in (params["pdudt"], params["pdudt"]["quick"]):
         pdudt["datasets"].remove("mnist")
+    for common in (params["common"], params["common"]["quick"]):  # the canary audits: no golden number (docstring)
+        common["decentralized"].pop("canary")
     if seed is not None:
         params["seed"] = seed
     return params
