@@ -652,7 +652,7 @@ def test_the_decentralized_audit_reads_the_exact_epsilon_of_each_client_against_
     assert tight["status"].startswith("violated: exact: exact epsilon") and tight["exact_epsilon"] > 1
     assert row(1.0, {"epsilon": None})["status"] == "no certificate"
     assert row(1.0, {"epsilon": None, "sigma": 0.1})["status"].startswith("no epsilon claimed")
-    assert row(1.0, {"epsilon": 1.0}, pair=False)["status"].startswith("uninformative: no audit pair")
+    assert row(1.0, {"epsilon": 1.0}, pair=False)["status"].startswith("uninformative: no exact audit")
     assert row(1.0, {"epsilon": 1.0}, retrain=False)["status"].startswith("missing: no retraining")
     assert row(1.0, {"epsilon": 0.0}, name="retrain") == {"status": "reference: exact retraining",
                                                           "exact_epsilon": 0.0}

@@ -163,9 +163,10 @@ def audit_evidence(info: MethodInfo, state: TrainedState, mcfg: dict, res: Unlea
     if info.name == "retrain":
         return {"status": "reference: exact retraining", "exact_epsilon": 0.0}
     if info.audit_pair is None:
-        return {"status": f"{UNINFORMATIVE}: no audit pair for this mechanism (its noise is not added around one "
-                          "deterministic output) and no sampling audit runs in the decentralized settings",
-                "exact_epsilon": None}
+        sampled = ("its canary audit (canary.py) is the setting's canary table" if info.takes_budget else
+                   "and no canary audit runs for a method that does not take the common budget")
+        return {"status": f"{UNINFORMATIVE}: no exact audit for this mechanism (its noise is not added around one "
+                          f"deterministic output); {sampled}", "exact_epsilon": None}
     noiseless, stds = info.audit_pair(state, state.setup.request, mcfg, res)
     return {"clients": list(res.clients), "stds": [float(s) for s in stds], "noiseless": noiseless}
 
