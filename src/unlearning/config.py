@@ -65,12 +65,12 @@ def safe_load_strict(text: str):
 
 
 def schema() -> dict:
-    """The schema file, with the common ground's method lists open to every registered method (issue 55)."""
+    """The schema file, its lists of methods, attacks and datasets filled from their declarations (issue 55)."""
     text = resources.files("unlearning").joinpath("schemas/params.schema.yaml").read_text()
-    return registered_methods(safe_load_strict(text))
+    return registered_names(safe_load_strict(text))
 
 
-def registered_methods(full: dict) -> dict:
+def registered_names(full: dict) -> dict:
     """`full` with common.decentralized's `client.methods` and `sample.methods` enumerating the registered methods
     (method_names.py) and a params block allowed for each (a method's own keys are its module's to check), and its
     `attack.scores` the declared reference-model attacks (attack_names.py); every dataset key the declared datasets
