@@ -118,6 +118,8 @@ def tiny_params(params: dict) -> dict:
     params["common"]["centralized"]["hf"].update(epochs=2, batch_size=32, rho_iterations=20)
     params["common"]["centralized"]["cns"].update(epochs=2, batch_size=32)
     params["common"]["centralized"]["cns"]["lissa"].update(s1=1, s2=10)
+    for baseline in ("neggrad_plus", "salun"):  # the uncertified baselines on both centralized tables
+        params["common"]["centralized"][baseline].update(steps=5)
     mlp = params["common"]["mlp"]
     mlp.update(widths=[8], trials=8)
     mlp["r2d"].update(epochs=3, batch_size=32)

@@ -177,8 +177,17 @@ def test_step_runs_every_method_and_its_control_and_the_report_reads_it(features
     cg.step_centralized(params, str(features), str(out), str(timing))
     result = json.loads(out.read_text())
     rows = ["sglu", "lu", "d2d", "r2d K/T=0.1", "r2d K/T=0.5", "r2d K/T=0.9", "hf", "cns"]  # K/T = 1: no noise
-    assert set(result["methods"]) == {*rows, "r2d K/T=1", *(f"{r}@{k}x" for r in rows for k in (2, 4))}
+    uncertified = ["neggrad_plus", "salun"]  # no claim, no noise, no controls
+    assert set(result["methods"]) == {*rows, "r2d K/T=1", *(f"{r}@{k}x" for r in rows for k in (2, 4)), *uncertified}
+    assert result["labels"]["neggrad_plus"] == "NegGrad+" and result["labels"]["sglu"] == "SGLU"  # declarations'
+    for key in uncertified:  # each side one deterministic model beside the original's retraining without the canary
+        m = result["methods"][key]
+        assert m["claimed_epsilon"] is None and m["sigma"] == 0.0 and m["noiseless_gap"] > 0
+        assert set(m["canary_loss"]) == {"original", "unlearned", "retrained"} and m["gradient_evaluations"][
+            "retraining"] == result["methods"]["neggrad_plus"]["gradient_evaluations"]["retraining"]
     for key, m in result["methods"].items():  # the claim a control tests stays the budget
+        if key in uncertified:
+            continue
         assert m["claimed_epsilon"] == 1.0 and ("control" in m) == ("@" in key)
         assert m["audit"]["runs_per_side"] == 4 and m["audit"]["epsilon_lower"] >= 0.0
         assert math.isfinite(m["sigma"]) and 0 <= m["test_accuracy"]["unlearned"]["mean"] <= 1
@@ -196,6 +205,8 @@ def test_step_runs_every_method_and_its_control_and_the_report_reads_it(features
     table = centralized_table(result, json.loads(timing.read_text()))
     run = table[table.status.str.match(AUDITED)]
     assert len(run) == 9 and not table.status.str.startswith("missing").any()
+    assert table.set_index("method").status[["NegGrad+", "SalUn"]].str.startswith("no certificate: the canary's "
+                                                                                 "loss").all()
     assert table.status.str.match("control (faulted|missed): (GDP )?audit bound").sum() == 16
     assert not table.status.str.startswith("holds").any()  # an audit never says "holds"
     exact = table.set_index("method").exact_epsilon  # D2D, R2D, HF and CNS: noiseless outputs plus Gaussian noise
@@ -482,7 +493,7 @@ def test_a_seed_outside_the_list_is_refused_before_any_training(tiny, tmp_path):
 def test_hf_approximator_lands_on_the_run_without_the_sample():
     """HF's w_T + a against the same run with the sample's loss terms dropped (skip): the approximator closes the
     gap that deleting one sample opens (measured: 4.1e-3 without it, 2.2e-5 with it)."""
-    from unlearning.experiments.common_ground.baselines import LogisticAsTwoClasses
+    from unlearning.experiments.common_ground.centralized import LogisticAsTwoClasses
     from unlearning.methods import r2d_baselines as rb
 
     g = torch.Generator().manual_seed(0)
@@ -505,7 +516,11 @@ def test_mlp_setting_audits_r2d_hf_and_cns_and_says_why_the_convex_certificates_
     step_mlp(params, str(features), str(out), str(tmp_path / "t.json"))
     result = json.loads(out.read_text())
     rows = {"r2d K/T=0.25", "r2d K/T=0.5", "r2d K/T=0.75", "hf", "cns"}
-    assert set(result["methods"]) == rows | {f"{r}@{k}x" for r in rows for k in (2, 4)}  # every gap is > 0 here
+    assert set(result["methods"]) == rows | {f"{r}@{k}x" for r in rows for k in (2, 4)} | {"neggrad_plus", "salun"}
+    for key in ("neggrad_plus", "salun"):  # from R2D's trained model, beside its retraining: no claim, no noise
+        m = result["methods"][key]
+        assert m["claimed_epsilon"] is None and m["sigma"] == 0.0
+        assert set(m["canary_loss"]) == {"original", "unlearned", "retrained"} and m["noiseless_gap"] > 0
     assert set(result["does_not_apply"]) == {"sglu", "lu", "d2d"}
     for key in ("hf@2x", "r2d K/T=0.5@4x"):  # the same two models, the noise exact for the control's epsilon
         m = result["methods"][key]
@@ -514,7 +529,8 @@ def test_mlp_setting_audits_r2d_hf_and_cns_and_says_why_the_convex_certificates_
                                                                                          rel=1e-6)
     for m in result["methods"].values():
         assert m["adjacency"] == "deletion" and m["audit"]["runs_per_side"] == 4
-        if m.get("K") != m.get("T"):  # (3 epochs: the rewind of 0.75 re-runs them all, sigma 0)
+        # (3 epochs: the rewind of 0.75 re-runs them all, sigma 0; the uncertified baselines add no noise)
+        if m["claimed_epsilon"] is not None and m.get("K") != m.get("T"):
             assert m["sigma"] > 0 and m["noiseless_gap"] > 0 and m["sensitivity"] > 0  # a gap above the bound shows
     assert result["r2d_constants"]["L"] > 0 and result["r2d_constants"]["G"] > 0
     cal = result["r2d_calibration"]  # R2D's calibration taken apart, one row per published rewind

@@ -207,3 +207,18 @@ def test_snakemake_stops_before_any_job(tmp_path, params):
     assert run.returncode != 0
     assert "error: params.yaml: spine.train.lr: -0.1 is less than or equal to the minimum of 0" in run.stderr
     assert sorted(p.name for p in tmp_path.iterdir() if p.name != ".snakemake") == ["params.yaml"]
+
+
+def test_a_centralized_method_is_checked_against_the_runners_and_its_block_must_exist(tmp_path):
+    """common.centralized.methods and common.mlp.methods are the registered runners (methods/, register_central); a
+    runner reading its own block (params_key) stops check-params where the block is missing."""
+    from unlearning.config import ParamsError, check_params
+
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params["common"]["mlp"]["methods"] = ["r2d", "sglu"]
+    with pytest.raises(ParamsError, match=r"common\.mlp\.methods\.1: 'sglu' is not one of \['cns', 'hf', "):
+        check_params(params)
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    del params["common"]["centralized"]["salun"]
+    with pytest.raises(ParamsError, match=r"common\.centralized\.salun: missing; 'salun' runs on the convex model"):
+        check_params(params)

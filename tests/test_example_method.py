@@ -72,7 +72,9 @@ def test_the_example_package_is_run_attacked_and_judged_by_the_workflow(tiny_run
 
 def test_editing_one_method_module_or_its_params_reruns_its_jobs_alone(tiny_run, tmp_path):
     """A dry run of the whole workflow after touching methods/salun.py lists SalUn's two jobs (client, sample), the
-    two put-togethers and the common ground's report, nothing else; so does a change to its params block. A change
+    two put-togethers, the two centralized tables (SalUn's runners) and the common ground's report, nothing else;
+    touching methods/d2d.py the centralized tables alone; a change to SalUn's decentralized block its decentralized
+    jobs alone. A change
     to a training family's block re-runs that family's originals and the methods that start there."""
     work = tmp_path / "run"
     shutil.copytree(tiny_run, work, symlinks=True)
@@ -89,9 +91,15 @@ def test_editing_one_method_module_or_its_params_reruns_its_jobs_alone(tiny_run,
     downstream = {"index": 1, "all": 1}  # the front page reads the common ground's summary; the default target
     module = work / "src" / "unlearning" / "methods" / "salun.py"
     text = module.read_text()
+    central = {"common_centralized": 1, "common_mlp": 1}  # SalUn's runners on both centralized tables
     module.write_text(text + "\n")  # an edit (Snakemake compares an input's checksum, not only its time)
-    assert dry() == {**ONE_METHOD, **downstream}
+    assert dry() == {**ONE_METHOD, **central, **downstream}
     module.write_text(text)
+    assert dry() == {}
+    d2d = work / "src" / "unlearning" / "methods" / "d2d.py"  # convex only; the MLP's table reads its reason why not
+    d2d.write_text(d2d.read_text() + "\n")
+    assert dry() == {**central, "common_ground_report": 1, **downstream}
+    d2d.write_text(d2d.read_text()[:-1])
     assert dry() == {}
     params = yaml.safe_load((work / "params.yaml").read_text())
     dec = params["common"]["decentralized"]

@@ -139,3 +139,48 @@ def test_salun_moves_only_the_salient_weights(trained):
     assert 0 < int(moved.sum()) <= module.math.ceil(0.25 * theta.shape[1])
     with pytest.raises(ValueError, match=r"salun.ratio = 0.0: valid: a number in \(0, 1\]"):
         get_method("salun")(state, setup.request, {"rounds": 1, "lr": 0.1, "ratio": 0})
+
+
+def test_the_centralized_runners_are_read_from_the_sources_as_their_modules_register_them():
+    """`@register_central` (issue 55): the names per model that the schema and the workflow read without importing
+    anything are the ones the imported modules register, with the same labels; a method on the convex model only
+    names why not on the MLP; an unknown runner is refused with the registered ones."""
+    from unlearning import method_names
+    from unlearning.methods import CENTRAL, registry
+
+    declared = method_names.central()
+    for (name, model), (module, kw) in declared.items():
+        info = registry.load_central(name, model)
+        assert (info.module, info.label, info.params_key) == (module, kw["label"], kw.get("params_key"))
+    assert set(CENTRAL) == set(declared)
+    convex, mlp = set(method_names.central_names("convex")), set(method_names.central_names("mlp"))
+    assert {"sglu", "lu", "d2d", "r2d", "hf", "cns", "neggrad_plus", "salun"} <= convex
+    assert {"r2d", "hf", "cns", "neggrad_plus", "salun"} <= mlp
+    for name in convex - mlp:
+        assert registry.load_central(name, "convex").does_not_apply["mlp"]
+    with pytest.raises(KeyError, match="'sglu' on the mlp model: no @register_central.*registered: cns"):
+        registry.load_central("sglu", "mlp")
+
+
+def test_retain_forget_descent_ascends_on_the_canary_moves_only_the_mask_and_stops_when_it_diverges():
+    from unlearning.experiments.common_ground.centralized import LogisticAsTwoClasses, retain_forget_descent
+
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(40, 6, generator=gen)
+    x = x / x.norm(dim=1, keepdim=True)
+    labels = (x[:, 0] > 0).long()
+    labels[-1] = 1 - labels[-1]  # the canary, mislabelled
+    model, theta = LogisticAsTwoClasses(torch.zeros(6)), torch.zeros(1, 6)
+
+    def canary_loss(th):
+        z = x[-1] @ th[0]
+        return float(torch.nn.functional.cross_entropy(torch.stack([torch.zeros(()), z])[None], labels[-1:]))
+
+    down = retain_forget_descent(model, theta, x, labels, 39, 20, 0.5, 1.0, 0.0)
+    up = retain_forget_descent(model, theta, x, labels, 39, 20, 0.5, 1.0, -0.5)
+    assert canary_loss(up) > canary_loss(down) > 0
+    mask = torch.tensor([1.0, 0, 1, 0, 0, 0])
+    masked = retain_forget_descent(model, theta, x, labels, 39, 20, 0.5, 1.0, -0.5, mask=mask)
+    assert (masked[0, mask == 0] == 0).all() and (masked[0, mask == 1] != 0).all()
+    with pytest.raises(FloatingPointError, match=r"NegGrad\+: the model is not finite after step \d+ of 500"):
+        retain_forget_descent(model, theta, x, labels, 39, 500, 1e37, 0.0, -1.0, what="NegGrad+")

@@ -73,8 +73,9 @@ def schema() -> dict:
 def registered_names(full: dict) -> dict:
     """`full` with common.decentralized's `client.methods` and `sample.methods` enumerating the registered methods
     (method_names.py) and a params block allowed for each (a method's own keys are its module's to check), and its
-    `attack.scores` the declared reference-model attacks (attack_names.py); every dataset key the declared datasets
-    (dataset_names.py)."""
+    `attack.scores` the declared reference-model attacks (attack_names.py); `common.centralized.methods` and
+    `common.mlp.methods` the methods with a runner on that model (`@register_central`); every dataset key the
+    declared datasets (dataset_names.py)."""
     decentralized = full["$defs"]["common"]["properties"]["decentralized"]
     for setting in ("client", "sample"):
         decentralized["properties"][setting]["properties"]["methods"]["items"] = {"enum": method_names.names()}
@@ -82,6 +83,13 @@ def registered_names(full: dict) -> dict:
         decentralized["properties"].setdefault(name, {"type": "object"})
     decentralized["additionalProperties"] = False  # a block no registered method reads is a misspelling
     decentralized["properties"]["attack"]["properties"]["scores"]["items"] = {"enum": sorted(attack_names.modules())}
+    common = full["$defs"]["common"]["properties"]
+    for block, model in (("centralized", "convex"), ("mlp", "mlp")):  # the runners of methods/ (register_central)
+        common[block]["properties"]["methods"]["items"] = {"enum": method_names.central_names(model)}
+    for _, kw in method_names.central().values():  # a runner's own block (its module checks its keys)
+        if "params_key" in kw:
+            common["centralized"]["properties"].setdefault(kw["params_key"], {"type": "object"})
+    common["centralized"]["additionalProperties"] = False  # a block no runner reads is a misspelling
     full["$defs"]["dataset"] = {"enum": dataset_names.names()}  # a module of data/sources/ each
     return full
 
@@ -562,6 +570,13 @@ def _check_common(cfg: dict, sglu: dict, source: str) -> None:
     for key in ("train_size", "widths", "beta", "methods", "trials", "r2d"):
         if key not in m:
             raise ParamsError(f"{source}: common.mlp.{key}: missing; valid: see params.yaml's common section")
+    declared = method_names.central()
+    for block, model in ((c, "convex"), (m, "mlp")):
+        for method in block["methods"]:
+            key = declared.get((method, model), ("", {}))[1].get("params_key")
+            if key and not isinstance(c.get(key), dict):
+                raise ParamsError(f"{source}: common.centralized.{key}: missing; {method!r} runs on the {model} "
+                                  f"model and reads this block (its module's register_central); valid: a mapping")
     d = cfg["decentralized"]
     for key in ("dataset", "model", "mlp_hidden", "clients", "partition", "topology", "train", "seeds", "client",
                 "sample", "finetune", "du", "pdudt", "fedrecovery", "fats", "hdus", "rrdu", "attack"):

@@ -22,10 +22,10 @@ METHODS_DIR = Path(__file__).resolve().parent / "methods"
 DECLARED = ("label", "original", "params_key", "does_not_apply", "takes_budget")  # @register's, read from the source
 
 
-def registered_in(path: Path, decorator: str = "register", keys: tuple[str, ...] = DECLARED) -> dict[str, dict]:
-    """{name: the literal keywords among `keys` of its `@decorator(name, ...)`} of each such call in `path`
-    (a keyword that is not a literal is left out: the job that imports the module checks it)."""
-    found = {}
+def declarations(path: Path, decorator: str = "register", keys: tuple[str, ...] = DECLARED) -> list[tuple[str, dict]]:
+    """(name, the literal keywords among `keys`) of each `@decorator(name, ...)` in `path`, in order (a keyword that
+    is not a literal is left out: the job that imports the module checks it)."""
+    found = []
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         for dec in getattr(node, "decorator_list", []):
             if (isinstance(dec, ast.Call) and getattr(dec.func, "id", None) == decorator and dec.args
@@ -37,8 +37,13 @@ def registered_in(path: Path, decorator: str = "register", keys: tuple[str, ...]
                             keywords[k.arg] = ast.literal_eval(k.value)
                         except ValueError:
                             pass
-                found[dec.args[0].value] = keywords
+                found.append((dec.args[0].value, keywords))
     return found
+
+
+def registered_in(path: Path, decorator: str = "register", keys: tuple[str, ...] = DECLARED) -> dict[str, dict]:
+    """{name: the literal keywords among `keys` of its `@decorator(name, ...)`} of each such call in `path`."""
+    return dict(declarations(path, decorator, keys))
 
 
 @cache
@@ -82,6 +87,37 @@ def modules() -> dict[str, str]:
             raise ValueError(f"entry point {ep.name!r} ({ep.value}): the method name is taken by {found[ep.name]}")
         found[ep.name] = ep.value.partition(":")[0]
     return found
+
+
+@cache
+def central() -> dict[tuple[str, str], tuple[str, dict]]:
+    """{(name, model): (its module, its literal label and params_key)} of every `@register_central(name, model=...)`
+    (methods/__init__.py): in this package's modules and in those of the entry points."""
+    files = [(f"unlearning.methods.{p.stem}", p) for p in sorted(METHODS_DIR.glob("*.py"))
+             if p.stem not in ("__init__", "registry")]
+    files += [(m, Path(_origin(n, m))) for n, m in modules().items() if not m.startswith("unlearning.")]
+    found = {}
+    for module, path in dict(files).items():
+        for name, kw in declarations(path, "register_central", ("model", "label", "params_key")):
+            if "model" in kw:  # a model that is not a literal: register_central checks it when imported
+                found[(name, kw["model"])] = (module, {"label": name, **kw})
+    return found
+
+
+def central_names(model: str) -> list[str]:
+    """The methods with a runner on the centralized task of `model` ("convex" or "mlp")."""
+    return sorted(name for name, m in central() if m == model)
+
+
+def central_modules(configured: list[str], model: str) -> list[str]:
+    """The modules that register the configured methods' runners on `model`'s centralized task: a workflow rule
+    lists their files as inputs, so that editing one re-runs that table and nothing else."""
+    return sorted({central()[(name, model)][0] for name in configured if (name, model) in central()})
+
+
+def module_file(module: str) -> str:
+    """The source file of an importable module (an outside package's, for a rule's inputs)."""
+    return _origin(module, module)
 
 
 def names() -> list[str]:

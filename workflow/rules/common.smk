@@ -15,7 +15,7 @@ from unlearning.experiments.rrdu.layout import ABLATION_PARTS as RRDU_ABLATION_P
 from unlearning.experiments.common_ground import layout as cg_layout
 from unlearning.method_names import declared as declared_method
 from unlearning.method_names import modules as method_modules
-from unlearning.method_names import outside_files
+from unlearning.method_names import central_modules, module_file, outside_files
 from unlearning.resolved import write_resolved
 from unlearning.sources import module_files
 
@@ -283,6 +283,20 @@ COMMON_MISSING = SGLU_MISSING.get(COMMON_DATASET)
 # what the centralized jobs read (the MLP's adds `mlp`): editing the decentralized block re-runs neither
 COMMON_PARAMS = {"common": {k: COMMON[k] for k in ("budget", "centralized")},
                  "sglu": {k: SGLU[k] for k in ("lam_per_n", "clip", "radius")}}
+
+
+def central_code(table, runs):
+    """A centralized table's code: its module's closure (without every method's) and the modules of the methods it
+    runs, `runs` [(methods, model)] (methods/__init__.py's register_central): editing a method module re-runs the
+    tables that run it and nothing else."""
+    modules = {m for names, model in runs for m in central_modules(names, model)}
+    own = [f for m in modules for f in (code(m) if m.startswith("unlearning.") else [module_file(m)])]
+    return sorted({*code(f"unlearning.experiments.common_ground.{table}", dynamic=False), *own})
+
+
+# the MLP's table also reads the convex methods' declarations, for their "does not apply" reasons
+COMMON_CENTRAL_CODE = central_code("centralized", [(COMMON["centralized"]["methods"], "convex")])
+COMMON_MLP_CODE = central_code("mlp", [(COMMON["mlp"]["methods"], "mlp"), (COMMON["centralized"]["methods"], "convex")])
 
 
 # the decentralized settings, on the standardised pixels of their dataset, as small jobs (experiments/common_ground/

@@ -8,7 +8,7 @@
 rule common_centralized:
     input:
         features=f"data/sglu/{COMMON_DATASET}.safetensors",
-        code=code("unlearning.experiments.common_ground.centralized"),
+        code=COMMON_CENTRAL_CODE,
     output:
         result="results/common_ground/centralized.json",
         timing="timings/common_ground/centralized.json",
@@ -29,7 +29,7 @@ rule common_centralized:
 rule common_mlp:
     input:
         features=f"data/sglu/{COMMON_DATASET}.safetensors",
-        code=code("unlearning.experiments.common_ground.mlp"),
+        code=COMMON_MLP_CODE,
     output:
         result="results/common_ground/centralized_mlp.json",
         timing="timings/common_ground/centralized_mlp.json",

@@ -13,6 +13,12 @@ privacy budget, what its certificate claims (`claim`; none: "no certificate") an
 deterministic outputs, how to draw its audit pair (`audit_pair`). method_names.py finds every
 name (this package's `@register` calls, and the entry-point group `unlearning.methods` for outside packages) and
 registry.py imports them; nothing else keeps a list of methods (docs/extending.md).
+
+The common ground's centralized canary task (experiments/common_ground/centralized.py on the convex model, mlp.py on
+an MLP) calls a method through `@register_central(name, model="convex" | "mlp", label=...)` on a function
+`run(bench)`: the bench holds the task (data, canary, budget, trials) and records the method's rows
+(`bench.publish`: its noiseless unlearned and retrained outputs, the noise it adds, its cost); a method registered
+for one model only names why the other does not apply (`does_not_apply`).
 """
 
 from __future__ import annotations
@@ -102,6 +108,42 @@ def register(name: str, *, label: str | None = None, original: str = "dsgd", doe
             raise ValueError(f"method {name!r}: registered by {METHODS[name].module} and by {fn.__module__}")
         METHODS[name] = MethodInfo(name, fn, label or name, original, dict(does_not_apply or {}), takes_budget,
                                    params_key or name, claim, fn.__module__, audit_pair)
+        return fn
+
+    return wrap
+
+
+@dataclass(frozen=True)
+class CentralInfo:
+    """A method's runner on the centralized canary task of one model (module docstring)."""
+
+    name: str
+    model: str  # "convex" | "mlp"
+    run: Callable
+    label: str
+    does_not_apply: dict[str, str] = field(default_factory=dict)  # other model -> why not
+    module: str = ""
+    params_key: str | None = None  # its block of common.centralized, where it reads one
+
+
+CENTRAL: dict[tuple[str, str], CentralInfo] = {}
+MODELS = ("convex", "mlp")
+
+
+def register_central(name: str, *, model: str, label: str | None = None, does_not_apply: dict | None = None,
+                     params_key: str | None = None):
+    """Declare the decorated `run(bench)` as method `name` on the centralized task of `model` (module docstring);
+    `params_key`: the block of common.centralized it reads (`bench.central[params_key]`), checked with params.yaml."""
+    if model not in MODELS:
+        raise ValueError(f"register_central({name!r}): model = {model!r}; valid: {', '.join(MODELS)}")
+
+    def wrap(fn: Callable) -> Callable:
+        known = CENTRAL.get((name, model))
+        if known is not None and known.module != fn.__module__:
+            raise ValueError(f"centralized method {name!r} ({model}): registered by {known.module} and by "
+                             f"{fn.__module__}")
+        CENTRAL[(name, model)] = CentralInfo(name, model, fn, label or name, dict(does_not_apply or {}),
+                                             fn.__module__, params_key)
         return fn
 
     return wrap

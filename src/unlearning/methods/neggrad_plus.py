@@ -13,6 +13,11 @@ forgotten samples. Communication: every edge of every round's graph carries a mo
 
 Parameters: `rounds`, `lr` and `alpha`. Kurmanji et al. tune alpha per task; the default of params.yaml (0.95) is
 this pipeline's choice, not a value from the paper.
+
+On the common ground's centralized canary task (convex and MLP; `run_central`): from the bench's original,
+`common.centralized.neggrad_plus.steps` full-batch steps of size `lr` on the same objective, the canary being the
+forget set and D' (every other point) the retained data; beside the bench's retraining without the canary. No noise:
+each side is one deterministic model.
 """
 
 from __future__ import annotations
@@ -23,17 +28,22 @@ import time
 from ..experiment import ForgetRequest
 from ..topology import dsgd_floats
 from ..train.dsgd import ClientData, retain_forget_rounds
-from . import Cost, TrainedState, Unlearned, register
+from . import Cost, TrainedState, Unlearned, register, register_central
 
 log = logging.getLogger("unlearning")
+
+
+def _alpha(params: dict) -> float:
+    alpha = float(params["alpha"])
+    if not 0.0 <= alpha <= 1.0:
+        raise ValueError(f"neggrad_plus.alpha = {alpha!r}: valid: a number in [0, 1]")
+    return alpha
 
 
 @register("neggrad_plus", label="NegGrad+")
 def neggrad_plus(state: TrainedState, request: ForgetRequest, params: dict) -> Unlearned:
     s = state.setup
-    alpha, lr = float(params["alpha"]), float(params["lr"])
-    if not 0.0 <= alpha <= 1.0:
-        raise ValueError(f"neggrad_plus.alpha = {alpha!r}: valid: a number in [0, 1]")
+    alpha, lr = _alpha(params), float(params["lr"])
     start = time.perf_counter()
     store = state.checkpoints()
     theta, clients = store.load(state.rounds)
@@ -53,3 +63,19 @@ def neggrad_plus(state: TrainedState, request: ForgetRequest, params: dict) -> U
     log.info("%s: NegGrad+ rounds %d-%d over clients %s (forget samples each: %s), alpha %g; %d remain", s.name,
              rounds.start, rounds.stop - 1, list(clients), [int(m.sum()) for m in masks], alpha, len(remaining))
     return Unlearned(theta[kept], remaining, cost)
+
+
+@register_central("neggrad_plus", model="convex", label="NegGrad+", params_key="neggrad_plus")
+@register_central("neggrad_plus", model="mlp", label="NegGrad+", params_key="neggrad_plus")
+def run_central(b) -> None:
+    p = b.central["neggrad_plus"]
+    alpha, lr, steps = _alpha(p), float(p["lr"]), p["steps"]
+    theta, again = b.original()
+    start = time.perf_counter()
+    try:
+        moved = b.descend(theta, steps, lr, alpha, -(1.0 - alpha), what="NegGrad+")
+    except FloatingPointError as err:
+        b.missing("neggrad_plus", f"NegGrad+ diverged: {err}; valid: a smaller neggrad_plus.lr or a larger alpha")
+        return
+    b.seconds["neggrad_plus unlearn"] = time.perf_counter() - start
+    b.deterministic("neggrad_plus", "neggrad_plus", moved, again, steps * b.n, steps=steps, lr=lr, alpha=alpha)

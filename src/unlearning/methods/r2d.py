@@ -21,15 +21,19 @@ theta_t = theta_{t+1} + eta grad f_D(theta_t), each the proximal point argmin_x 
 from __future__ import annotations
 
 import numbers
+import time
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from ..history import CheckpointStore
+from ..privacy import r2d_noise
 from ..seeding import generator
+from ..train import noisy_sgd as sgd
 from ..train.checkpointed_sgd import Loss, Schedule, full_gradient, load_epoch, run_epochs, set_flat
 from ..train.flat import FlatSpec
+from . import register_central
 
 
 def check_rewind(K_ep: int, E_sel: int) -> int:
@@ -101,3 +105,50 @@ def posthoc_checkpoint(model: nn.Module, X: torch.Tensor, y: torch.Tensor, eta: 
     finally:
         set_flat(model, spec, theta_T)
     return current
+
+
+# The common ground's centralized canary task (experiments/common_ground/centralized.py and mlp.py; methods/__init__.py)
+
+@register_central("r2d", model="convex", label="R2D")
+def run_convex(b) -> None:
+    """Noiseless GD for T = `r2d_burn_in` steps at R2D's own step size eta = `r2d_eta_L_T` / (L T) (its eICU run has
+    eta L T = 3.6), keeping the model of step T - K; unlearning rewinds there and re-runs K steps on D' (Algorithm 2),
+    then adds Gaussian noise; retraining: T steps on D' plus the same noise; one row per rewind fraction K / T of
+    `r2d_rewinds`. sigma: Theorem 3.1 with m = 1 (privacy/r2d_noise.py, analytic mechanism). Its bound is for
+    deleting m of n points; the replacement changes each step's mean gradient by at most the 2 G m / n it bounds,
+    so it applies as is."""
+    bk, T, n, clip = b.bk, b.cfg["r2d_burn_in"], b.n, b.sglu["clip"]
+    eta = b.cfg["r2d_eta_L_T"] / (bk.L * T)
+    step = sgd.Step(eta, bk.m, clip, None)
+    start = torch.randn(1, b.d, generator=generator(b.seed, "common", "centralized", "r2d")).to(b.device)
+    again = b.clock("r2d retrain", sgd.gradient_descent, start, b.data["x1"], b.data["y1"], T, step)
+    for fraction in b.cfg["r2d_rewinds"]:
+        K = max(1, round(fraction * T))
+        key = f"r2d K/T={fraction:g}"
+        rewound = b.clock(f"{key} learn", sgd.gradient_descent, start, b.data["x"], b.data["y"], T - K, step)
+        moved = b.clock(f"{key} unlearn", sgd.gradient_descent, rewound, b.data["x1"], b.data["y1"], K, step)
+        b.publish(key, "r2d", r2d_noise.sigma(b.eps, b.delta, K, T, eta, bk.L, clip, 1, n), moved, again,
+                  {"learning": T * n, "unlearning": K * n, "retraining": T * n}, rewind=K / T, K=K, T=T, eta=eta,
+                  sensitivity=r2d_noise.sensitivity(K, T, eta, bk.L, clip, 1, n))
+
+
+@register_central("r2d", model="mlp", label="R2D")
+def run_mlp(b) -> None:
+    """R2D's own training (the MLP bench's original: minibatch SGD at lr0 gamma^epoch, a checkpoint after every
+    epoch) and its L and G; unlearning rewinds K_ep epochs and re-runs them on D' (`rewind`); retraining re-runs all.
+    sigma: Theorem 3.1 with K = K_ep S and T = (E - 1) S (r2d_noise.epoch_steps), m = 1; one row per rewind
+    fraction, then the calibration of the published noise (experiments/common_ground/r2d_calibration.py)."""
+    t, n = b.trained(), b.n
+    published = {}
+    for fraction in b.cfg["r2d"]["rewinds"]:
+        K_ep = min(max(1, round(fraction * (t.E - 1))), t.E - 1)
+        key = f"r2d K/T={fraction:g}"
+        start = time.perf_counter()
+        moved = b.spec.flatten(rewind(b.net, t.store, b.x[b.keep], b.labels[b.keep], t.sched, t.E, K_ep)).clone()[None]
+        b.seconds[f"{key} unlearn"] = time.perf_counter() - start
+        K, T = r2d_noise.epoch_steps(K_ep, t.E, t.S)
+        b.publish(key, "r2d", r2d_noise.sigma(b.eps, b.delta, K, T, t.eta, t.L, t.G, 1, n), moved, t.retrained,
+                  {"learning": t.E * n, "unlearning": K_ep * (n - 1), "retraining": t.E * (n - 1)},
+                  rewind=K / T, K=K, T=T, sensitivity=r2d_noise.sensitivity(K, T, t.eta, t.L, t.G, 1, n))
+        published[key] = {**b.result["methods"][key], "K_ep": K_ep}
+    b.calibrate(published)

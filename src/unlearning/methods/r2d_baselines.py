@@ -23,6 +23,14 @@ HF (Hessian-Free recollection, Qiao et al. 2024): white-box, it records the whol
   `timed_per_sample_steps` > 0 also runs the per-sample recursion beside it for that many first steps and times
   it, so that the paper's learning time can be extrapolated where m products per step do not fit the budget.
 - Unlearning: theta_U = theta_T + sum_i a_i + sigma xi (privacy.r2d_baselines.hf_sensitivity), a vector addition.
+
+On the common ground's centralized canary task (`run_hf`, `run_cns`; the convex model and the MLP alike), both
+certify deletion: removing the canary means deleting it. HF's retraining is its training run with the canary's loss
+terms dropped from their batches (the run its approximator tracks); CNS's trains on D'. Both learners are
+deterministic (their minibatch orders are seeded), so the randomness of every run is the output noise sigma xi,
+drawn per run: the audit sees the noiseless models plus independent noise, as a deployment would. CNS's Delta takes
+the bench's smoothness L and gradient bound G (the logistic loss on unit-norm features: 1/4 and 1; the MLP: R2D's
+estimates). CNS keeps the epoch of lowest training loss (R2D keeps the lowest validation loss; the task has none).
 """
 
 from __future__ import annotations
@@ -36,9 +44,11 @@ import torch.nn.functional as F
 from torch import nn
 
 from .. import floatmath
-from ..seeding import generator
+from ..privacy import r2d_baselines as rbn
+from ..seeding import derive_seed, generator
 from ..train.checkpointed_sgd import set_flat
 from ..train.flat import FlatSpec
+from . import register_central
 
 
 class Diverged(RuntimeError):
@@ -284,3 +294,81 @@ def hf_rho(model: nn.Module, X: torch.Tensor, y: torch.Tensor, clip: float, l2: 
             break
         value = new
     return value / len(y)
+
+
+# The common ground's centralized canary task (experiments/common_ground/centralized.py and mlp.py; methods/__init__.py)
+
+def hf_pair(model_fn, x: torch.Tensor, labels: torch.Tensor, canary: int, cfg: dict, eps: float, delta: float,
+            seed: int) -> dict:
+    """HF: the unlearned and retrained noiseless models (flat, [1, P]), sigma at (eps, delta), and its constants.
+    `labels` are class indices; `model_fn` makes the same initial model every call."""
+    hc, n = cfg, len(labels)
+    model = model_fn()
+    trained = train_hf(model, x, labels, torch.tensor([canary]), hc["lr0"], hc["decay"], hc["clip"], hc["l2"],
+                       hc["batch_size"], hc["epochs"], derive_seed(seed, "common", "hf"), per_sample=False)
+    first = trained.first_batch.to(x.device)
+    rho = hf_rho(model, x[first], labels[first], hc["clip"], hc["l2"], hc["rho_iterations"],
+                 seed=derive_seed(seed, "common", "hf-rho"))
+    b = rbn.hf_sensitivity(hc["lr0"], hc["clip"], hc["decay"], rho, n, hc["batch_size"], hc["epochs"], 1)
+    again = train_hf(model_fn(), x, labels, torch.zeros(0, dtype=torch.long), hc["lr0"], hc["decay"], hc["clip"],
+                     hc["l2"], hc["batch_size"], hc["epochs"], derive_seed(seed, "common", "hf"), per_sample=False,
+                     skip=torch.tensor([canary]))
+    return {"unlearned": (trained.theta + trained.approximator)[None], "retrained": again.theta[None],
+            "sigma": rbn.sigma_for(eps, delta, b) if b > 0 else 0.0, "sensitivity": b, "rho": rho,
+            "steps": trained.steps, "grads": {"learning": hc["epochs"] * n, "unlearning": 0,
+                                              "retraining": hc["epochs"] * (n - 1)}}
+
+
+def cns_pair(model_fn, x: torch.Tensor, labels: torch.Tensor, canary: int, cfg: dict, eps: float, delta: float,
+             seed: int, L: float, G: float) -> dict:
+    """CNS: the unlearned (Newton step on D') and retrained noiseless models, sigma at (eps, delta); a LiSSA
+    divergence raises Diverged."""
+    cc, li, nz = cfg, cfg["lissa"], cfg["noise"]
+    n = len(labels)
+    keep = torch.arange(n, device=x.device) != canary
+
+    def train(rows: torch.Tensor) -> tuple[nn.Module, CNSTraining]:
+        model = model_fn()
+        return model, train_cns(model, x[rows], labels[rows], x[rows], labels[rows], cc["lr"], cc["wd"],
+                                cc["batch_size"], cc["epochs"], cc["R"], derive_seed(seed, "common", "cns"))
+
+    model, trained = train(torch.arange(n, device=x.device))
+    step = lissa_newton_step(model, x[keep], labels[keep], cc["wd"], li["gamma"], li["s1"], li["s2"], li["bs"],
+                             li["scale"], derive_seed(seed, "common", "lissa"))
+    _, again = train(keep)
+    dim = sum(p.numel() for p in model.parameters())
+    Delta = rbn.cns_sensitivity(cc["R"], L, G, dim, nz["lam"], nz["M"], nz["rho"], nz["lam_min"])
+    return {"unlearned": (trained.theta - step)[None], "retrained": again.theta[None],
+            "sigma": rbn.sigma_for(eps, delta, Delta), "sensitivity": Delta, "kept_epoch": trained.selected,
+            "newton_step_norm": float(step.norm()),
+            "grads": {"learning": cc["epochs"] * n, "unlearning": (n - 1) + 2 * li["s1"] * li["s2"] * li["bs"],
+                      "retraining": cc["epochs"] * (n - 1)}}
+
+
+def _publish_pair(b, method: str, make) -> None:
+    """A deletion baseline's row on the bench `b`: its noiseless pair plus per-run output noise; a diverged
+    estimator is the method's result, a missing row with the reason."""
+    start = time.perf_counter()
+    try:
+        r = make()
+    except Diverged as err:
+        b.missing(method, f"{method.upper()} diverged: {err}")
+        return
+    b.seconds[f"{method} learn, unlearn, retrain"] = time.perf_counter() - start
+    extra = {k: v for k, v in r.items() if k not in ("unlearned", "retrained", "sigma", "grads")}
+    b.publish(method, method, r["sigma"], r["unlearned"], r["retrained"], r["grads"], adjacency="deletion", **extra)
+
+
+@register_central("hf", model="convex", label="HF", params_key="hf")
+@register_central("hf", model="mlp", label="HF", params_key="hf")
+def run_hf(b) -> None:
+    _publish_pair(b, "hf", lambda: hf_pair(b.model_fn, b.x, b.labels, b.canary, b.central["hf"], b.eps, b.delta,
+                                           b.seed))
+
+
+@register_central("cns", model="convex", label="CNS", params_key="cns")
+@register_central("cns", model="mlp", label="CNS", params_key="cns")
+def run_cns(b) -> None:
+    L, G = b.smoothness()
+    _publish_pair(b, "cns", lambda: cns_pair(b.model_fn, b.x, b.labels, b.canary, b.central["cns"], b.eps, b.delta,
+                                             b.seed, L, G))

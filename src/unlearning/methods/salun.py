@@ -18,6 +18,12 @@ leaving client leaves after the last round (its row is dropped). Communication: 
 edge of every round's graph carrying a model each way, as fine-tuning's.
 
 Parameters: `rounds`, `lr` and `ratio`.
+
+On the common ground's centralized canary task (convex and MLP; `run_central`): the mask from the canary's loss
+gradient at the bench's original (Eq. 5), then `common.centralized.salun.steps` full-batch steps of size `lr` on the
+canary's cross-entropy under its random label (the task has two classes: the other one) plus the retained data's
+(every other point), masked (Eqs. 6-7); beside the bench's retraining without the canary. No noise: each side is one
+deterministic model.
 """
 
 from __future__ import annotations
@@ -33,7 +39,8 @@ from ..experiment import ForgetRequest
 from ..seeding import generator
 from ..topology import dsgd_floats
 from ..train.dsgd import ClientData, make_loss, retain_forget_rounds
-from . import Cost, TrainedState, Unlearned, register
+from ..train.flat import FlatSpec
+from . import Cost, TrainedState, Unlearned, register, register_central
 
 log = logging.getLogger("unlearning")
 
@@ -53,12 +60,17 @@ def random_labels(y: torch.Tensor, classes: int, gen: torch.Generator) -> torch.
     return (y.cpu() + shift) % classes
 
 
+def _ratio(params: dict) -> float:
+    ratio = float(params["ratio"])
+    if not 0.0 < ratio <= 1.0:
+        raise ValueError(f"salun.ratio = {ratio!r}: valid: a number in (0, 1]")
+    return ratio
+
+
 @register("salun", label="SalUn")
 def salun(state: TrainedState, request: ForgetRequest, params: dict) -> Unlearned:
     s = state.setup
-    ratio, lr = float(params["ratio"]), float(params["lr"])
-    if not 0.0 < ratio <= 1.0:
-        raise ValueError(f"salun.ratio = {ratio!r}: valid: a number in (0, 1]")
+    ratio, lr = _ratio(params), float(params["lr"])
     start = time.perf_counter()
     store = state.checkpoints()
     theta, clients = store.load(state.rounds)
@@ -95,3 +107,26 @@ def salun(state: TrainedState, request: ForgetRequest, params: dict) -> Unlearne
              "%s; %d remain", s.name, len(holders), int(mask.sum()), mask.numel(), rounds.start, rounds.stop - 1,
              list(clients), len(remaining))
     return Unlearned(theta[kept], remaining, Cost(time.perf_counter() - start, grad_evals, store.bytes_read, floats))
+
+
+@register_central("salun", model="convex", label="SalUn", params_key="salun")
+@register_central("salun", model="mlp", label="SalUn", params_key="salun")
+def run_central(b) -> None:
+    p = b.central["salun"]
+    ratio, lr, steps = _ratio(p), float(p["lr"]), p["steps"]
+    theta, again = b.original()
+    start = time.perf_counter()
+    model = b.model_fn()
+    c = b.canary
+    scores = grad(make_loss(model, FlatSpec.of(model)))(theta[0], b.x[c:c + 1], b.labels[c:c + 1],
+                                                         torch.ones(1, device=theta.device))
+    mask = saliency_mask(scores, ratio)  # Eq. 5
+    label = random_labels(b.labels[c:c + 1], 2, generator(b.seed, "common", "salun-labels")).to(b.labels)
+    try:
+        moved = b.descend(theta, steps, lr, 1.0, 1.0, forget_label=label, mask=mask, what="SalUn")  # Eqs. 6-7
+    except FloatingPointError as err:
+        b.missing("salun", f"SalUn diverged: {err}; valid: a smaller salun.lr")
+        return
+    b.seconds["salun unlearn"] = time.perf_counter() - start
+    b.deterministic("salun", "salun", moved, again, 1 + steps * b.n, steps=steps, lr=lr, ratio=ratio,
+                    salient=int(mask.sum()))

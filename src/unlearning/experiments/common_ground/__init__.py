@@ -1,6 +1,7 @@
 """Common ground (issue 16): the methods of every paper on one task and budget, with an empirical audit of each
-certificate: the centralized settings (centralized.py: the convex model; mlp.py: an MLP; baselines.py: HF and CNS),
-the decentralized client and sample settings (decentralized.py), and the report (report.py)."""
+certificate: the centralized settings (centralized.py: the convex model; mlp.py: an MLP; each method's runner in
+its module of methods/), the decentralized client and sample settings (decentralized.py), and the report
+(report.py)."""
 
 from ...config import section_config
 

@@ -1,4 +1,4 @@
-"""Common ground, centralized setting on the convex model (issue 16): each certified method removes one canary at
+"""Common ground, centralized setting on the convex model (issue 16): each configured method removes one canary at
 one budget, beside retraining by the same mechanism, and an auditor turns how well the canary tells the two apart
 into an epsilon lower bound.
 
@@ -6,22 +6,14 @@ The task is SGLU's (specs/sglu.md 4.1-4.3): L2-regularised logistic regression o
 `common.centralized.dataset` (the `sglu` section's pair, extractor and constants), optionally cut to the first
 `train_size` points. The canary is the last training point with its label flipped (a mislabelled sample, the
 auditing literature's strongest simple canary); removing it means replacing it by SGLU's random replacement point
-(the replace-one adjacency every method here certifies). Per method, `trials` independent runs on each side:
+(the replace-one adjacency SGLU, LU, D2D and R2D certify) or deleting it (HF's and CNS's adjacency).
 
-- SGLU (Algorithm 1): projected noisy full-batch GD for `burn_in` epochs on D, then K = 1 epoch on D'; beside it
-  the same chain for `burn_in` epochs on D'. sigma: Algorithm 4 at the budget (privacy/sglu.py).
-- LU (Chien et al. 2024a): noisy full-batch GD without projection, `lu_burn_in` steps on D, then 1 step on D';
-  retraining: `lu_burn_in` steps on D'. sigma: lu_sigma_for_budget (privacy/sglu_baselines.py).
-- D2D (Neel et al. 2021): noiseless GD, `d2d_burn_in` steps on D then `d2d_steps` on D', published with Gaussian
-  output noise; retraining: the same GD on D' plus the same noise. sigma: Theorem L.1 (d2d_sigma_internal).
-- R2D (Mu & Klabjan 2025): noiseless GD for T = `r2d_burn_in` steps at R2D's own step size eta = `r2d_eta_L_T` /
-  (L T) (its eICU run has eta L T = 3.6), keeping the model of step T - K; unlearning rewinds there and re-runs K
-  steps on D', then adds Gaussian noise; retraining: T steps on D' plus the same noise; one row per rewind fraction
-  K / T of `r2d_rewinds`. sigma: Theorem 3.1 with m = 1 (privacy/r2d_noise.py, analytic mechanism). Its bound is
-  for deleting m of n points; the replacement here changes each step's mean gradient by at most the 2 G m / n it
-  bounds, so it applies as is.
-- HF and CNS (R2D's certified baselines; baselines.py): deterministic learners certifying deletion, so removal there
-  deletes the canary; the output noise is per run.
+The methods are those of `common.centralized.methods`, each a `run(bench)` declared with
+`@register_central(name, model="convex")` in its module of unlearning/methods/ (sglu.py, lu.py, d2d.py, r2d.py,
+r2d_baselines.py, neggrad_plus.py, salun.py; methods/__init__.py). A runner reads the task from the `Bench` below
+and hands it its outputs: `publish` for a method that adds N(0, sigma^2 I) around two noiseless outputs (its
+positive controls follow), `noisy_chains` for a noisy-GD chain (SGLU, LU), `record` for `trials` rows a side it
+drew itself.
 
 The audit (privacy/audit.py): score = the canary's logistic loss under a run's model (low = the canary was
 learned, like the unlearned side); the threshold is chosen on the first half of the runs and the false positive
@@ -38,21 +30,36 @@ import time
 
 import numpy as np
 import torch
+from torch.func import grad
 
 from ...config import section_config
 from ...experiment import pick_device
 from ...files import load_metadata, load_tensors, write_json
-from ...privacy import audit, gdp_audit, r2d_noise
+from ...privacy import audit, gdp_audit
 from ...privacy import sglu as acc
 from ...privacy import sglu_baselines as base
 from ...resolved import config_record
 from ...seeding import generator
 from ...train import noisy_sgd as sgd
+from ...train.dsgd import make_loss
+from ...train.flat import FlatSpec
 from . import config
 
 log = logging.getLogger("unlearning")
 
-METHODS = ("sglu", "lu", "d2d", "r2d", "hf", "cns")
+L_LOGISTIC, G_LOGISTIC = 0.25, 1.0  # smoothness and gradient bound of the logistic loss on unit-norm features
+
+
+class LogisticAsTwoClasses(torch.nn.Module):
+    """w in R^d with logits [0, w.x]: cross-entropy on labels (y + 1) / 2 is the logistic loss of y in {-1, +1}."""
+
+    def __init__(self, w: torch.Tensor):
+        super().__init__()
+        self.w = torch.nn.Parameter(w.clone())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        z = x @ self.w
+        return torch.stack([torch.zeros_like(z), z], dim=1)
 
 
 def canary_data(features: str, train_size: int | None, device, seed: int,
@@ -119,6 +126,29 @@ def held_out_audit(unlearned: torch.Tensor, retrained: torch.Tensor, delta: floa
             "gdp": fitted}
 
 
+def retain_forget_descent(model: torch.nn.Module, theta: torch.Tensor, x: torch.Tensor, labels: torch.Tensor,
+                          canary: int, steps: int, lr: float, w_retain: float, w_forget: float,
+                          forget_label: torch.Tensor | None = None, mask: torch.Tensor | None = None,
+                          what: str = "descent") -> torch.Tensor:
+    """`steps` full-batch gradient steps of size `lr` from `theta` ([1, P]) on w_retain * CE(D') + w_forget *
+    CE(canary, forget_label) (D' = every row but the canary's; forget_label: its own by default), each step on the
+    coordinates of `mask` only (all by default). A non-finite model stops it at once, naming the step."""
+    spec = FlatSpec.of(model)
+    loss = make_loss(model, spec)
+    keep = torch.ones(len(labels), device=x.device)
+    keep[canary] = 0.0
+    xf, yf = x[canary:canary + 1], labels[canary:canary + 1] if forget_label is None else forget_label.view(1)
+    one = torch.ones(1, device=x.device)
+    step_grad = grad(lambda th: w_retain * loss(th, x, labels, keep) + w_forget * loss(th, xf, yf, one))
+    th = theta[0].clone()
+    for step in range(steps):
+        g = step_grad(th)
+        th = th - lr * (g if mask is None else g * mask)
+        if not torch.isfinite(th).all():
+            raise FloatingPointError(f"{what}: the model is not finite after step {step + 1} of {steps} (lr {lr:g})")
+    return th[None]
+
+
 def _summary(rows: torch.Tensor) -> dict:
     return {"mean": float(rows.mean()), "std": float(rows.std(unbiased=False))}
 
@@ -131,7 +161,15 @@ def control_key(key: str, multiple: float) -> str:
 class Bench:
     """What every method's run shares: the canary data, the trial count, the budget, the positive controls'
     multiples of the claim, and the result and timing being written; `record` audits one method's two sides,
-    `exact_controls` adds the positive controls of a method that noises two fixed outputs."""
+    `exact_controls` adds the positive controls of a method that noises two fixed outputs.
+
+    The same names as the MLP's bench (mlp.py), so that a runner can serve both: `cfg` (this table's params block)
+    and `central` (common.centralized: HF's and CNS's settings), `eps`, `delta`, `seed`, `trials`, `device`, `n`,
+    `x` and `labels` (class indices 0/1), `canary` (its row), `model_fn()` (the initial model as a module),
+    `smoothness()` (L, G of the loss), `original()` (the noiseless original and its retraining without the canary,
+    for a method without its own training), `descend` (full-batch steps on retained and forget terms), `clock`,
+    `publish`, `record`, `missing`. Convex only: `data` (x, y in
+    {-1, +1}, D' as x1, y1, the test set), SGLU's constants `sglu`, `k`, `bk`, `noisy_chains`."""
 
     def __init__(self, params: dict, features: str):
         cfg, self.sglu = config(params), section_config(params, "sglu")
@@ -145,10 +183,71 @@ class Bench:
         lam = sglu["lam_per_n"] * n
         self.bk = base.BaselineConstants(n=n, L=0.25 + lam, m=lam, d=self.d, delta=self.delta, M=sglu["clip"])
         self.multiples = list(self.c["controls"] or [])
+        self.cfg = self.central = self.c
+        self.x, self.labels, self.canary = self.data["x"], ((self.data["y"] + 1) / 2).long(), n - 1
         self.result = {"setting": "centralized", "dataset": self.c["dataset"], "n": n, "d": self.d,
                        "trials": self.trials, "epsilon": self.eps, "delta": self.delta,
-                       "controls": self.multiples, "methods": {}, "config": config_record(params)}
+                       "controls": self.multiples, "methods": {}, "labels": {}, "config": config_record(params)}
         self.seconds: dict[str, float] = {}
+        self._original: tuple[torch.Tensor, torch.Tensor] | None = None
+
+    def model_fn(self) -> torch.nn.Module:
+        return LogisticAsTwoClasses(torch.zeros(self.d, device=self.device))
+
+    def smoothness(self) -> tuple[float, float]:
+        return L_LOGISTIC, G_LOGISTIC
+
+    def original(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The task's noiseless original for a method without its own training: full-batch GD for `d2d_burn_in`
+        steps at D2D's step size (the regularised logistic loss) from a seeded start, on D and, for retraining, on
+        D without the canary (deletion) — flat [1, d] each; trained once, its seconds under "original"."""
+        if self._original is None:
+            bk, T = self.bk, self.c["d2d_burn_in"]
+            step = sgd.Step(bk.eta_d2d, bk.m, self.sglu["clip"], None)
+            start = torch.randn(1, self.d, generator=generator(self.seed, "common", "centralized", "original"))
+            keep = torch.arange(self.n, device=self.device) != self.canary
+            learned = self.clock("original learn", sgd.gradient_descent, start.to(self.device), self.data["x"],
+                                 self.data["y"], T, step)
+            again = self.clock("original retrain", sgd.gradient_descent, start.to(self.device),
+                               self.data["x"][keep], self.data["y"][keep], T, step)
+            self._original = (learned, again)
+        return self._original
+
+    def deterministic(self, key: str, method: str, unlearned: torch.Tensor, retrained: torch.Tensor,
+                      unlearning_grads: int, **extra) -> None:
+        """The row of a method without a certificate and without noise, beside the original's retraining: each
+        side is one model ([1, d]), so all `trials` runs of a side are the same and the audit can only tell whether
+        the canary separates the two."""
+        n, T = self.n, self.c["d2d_burn_in"]
+        self.seconds[f"{key} retrain"] = self.seconds["original retrain"]
+        sides = {"original": self.original()[0], "unlearned": unlearned, "retrained": retrained}
+        self.record(key, method, 0.0, None, unlearned.expand(self.trials, -1), retrained.expand(self.trials, -1),
+                    {"learning": T * n, "unlearning": unlearning_grads, "retraining": T * (n - 1)},
+                    noiseless_gap=float((unlearned - retrained).norm()),
+                    canary_loss={s: float(canary_loss(w, self.data["canary"])[0]) for s, w in sides.items()},
+                    original_canary_accuracy=canary_accuracy(sides["original"], self.data["canary"]), **extra)
+
+    def descend(self, theta: torch.Tensor, steps: int, lr: float, w_retain: float, w_forget: float,
+                forget_label: torch.Tensor | None = None, mask: torch.Tensor | None = None,
+                what: str = "descent") -> torch.Tensor:
+        """retain_forget_descent on this task's model and data."""
+        return retain_forget_descent(self.model_fn(), theta, self.x, self.labels, self.canary, steps, lr, w_retain,
+                                     w_forget, forget_label, mask, what)
+
+    def missing(self, method: str, why: str) -> None:
+        """`method`'s row as missing, with the reason (its own estimator diverging is its result)."""
+        self.result["methods"][method] = {"method": method, "missing": why}
+        log.warning("%s", why)
+
+    def publish(self, key: str, method: str, sigma: float, unlearned: torch.Tensor, retrained: torch.Tensor,
+                grads: dict, **extra) -> None:
+        """The row of a method publishing its noiseless output plus N(0, sigma^2 I), beside retraining's plus the
+        same: `trials` independent noises a side around the two outputs ([1, d] each), then its positive
+        controls."""
+        noise = self.output_noise(key, "output")
+        self.record(key, method, sigma, self.eps, unlearned + sigma * noise[0], retrained + sigma * noise[1], grads,
+                    noiseless_gap=float((unlearned - retrained).norm()), **extra)
+        self.exact_controls(key, method, unlearned, retrained, grads, **extra)
 
     def clock(self, name: str, fn, *args):
         start = time.perf_counter()
@@ -172,7 +271,7 @@ class Bench:
                                     self.c["audit_confidence"],
                                     tuple(canary_margin(w, data["canary"]) for _, w in sides))}
         a = self.result["methods"][key]["audit"]
-        log.info("%s: sigma %.4g; audit epsilon >= %s (point %s; FP %d, FN %d of %d) against the claimed %.4g",
+        log.info("%s: sigma %.4g; audit epsilon >= %s (point %s; FP %d, FN %d of %d) against the claimed %s",
                  key, sigma, a["epsilon_lower"], a["epsilon_point"], a["false_positives"], a["false_negatives"],
                  a["runs_per_side"], claimed)
 
@@ -192,108 +291,26 @@ class Bench:
                         **extra, noiseless_gap=gap,
                         control={"multiple": multiple, "epsilon": epsilon, "basis": "exact for this pair"})
 
-
-def run_noisy(b: Bench, method: str, sigma_for, step: sgd.Step, m: float, T: int) -> None:
-    """SGLU and LU: T noisy full-batch epochs on D then one on D', against T on D' (one row per run), at the sigma
-    `sigma_for(epsilon)` its certificate gives the budget, then as positive controls at the sigma it gives each
-    multiple of the budget (the accountant's epsilon: the chains' exact epsilon has no closed form)."""
-    x, y, x1, y1 = (b.data[key] for key in ("x", "y", "x1", "y1"))
-    for multiple in [None, *b.multiples]:
-        key = method if multiple is None else control_key(method, multiple)
-        value = sigma_for(b.eps if multiple is None else multiple * b.eps)
-        control = {} if multiple is None else {
-            "control": {"multiple": multiple, "epsilon": multiple * b.eps, "basis": "its accountant"}}
-        sigma = torch.full((b.trials,), value, device=b.device)
-        gen = generator(b.seed, "common", "centralized", key)
-        noise = sgd.noise_generator(gen, b.device)
-        w = b.clock(f"{key} learn", sgd.epochs, sgd.initial(b.trials, b.d, sigma, m, gen), x, y, None, sigma, T, step,
-                    noise)
-        unlearned = b.clock(f"{key} unlearn", sgd.epochs, w, x1, y1, None, sigma, 1, step, noise)
-        retrained = b.clock(f"{key} retrain", sgd.epochs, sgd.initial(b.trials, b.d, sigma, m, gen), x1, y1, None,
-                            sigma, T, step, noise)
-        b.record(key, method, value, b.eps, unlearned, retrained,
-                 {"learning": T * b.n, "unlearning": b.n, "retraining": T * b.n}, **control)
-
-
-def run_sglu(b: Bench) -> None:
-    """SGLU (Algorithm 1), sigma from Algorithm 4 at the budget."""
-    k, T = b.k, b.c["burn_in"]
-    run_noisy(b, "sglu", lambda eps: acc.sigma_for_budget(k, eps, b.delta, 1, T),
-              sgd.Step(k.step, k.m, b.sglu["clip"], b.sglu["radius"]), k.m, T)
-
-
-def run_lu(b: Bench) -> None:
-    """LU (Chien et al. 2024a): SGLU's chain without projection (SGLU spec 4.4)."""
-    bk = b.bk
-    run_noisy(b, "lu", lambda eps: base.lu_sigma_for_budget(bk, eps), sgd.Step(bk.step, bk.m, b.sglu["clip"], None),
-              bk.m, b.c["lu_burn_in"])
-
-
-def run_d2d(b: Bench) -> None:
-    """D2D (Neel et al. 2021): noiseless GD, then output perturbation; the noiseless runs are shared, the noise is
-    per run."""
-    bk, T, steps, n = b.bk, b.c["d2d_burn_in"], b.c["d2d_steps"], b.n
-    step = sgd.Step(bk.eta_d2d, bk.m, b.sglu["clip"], None)
-    start = torch.randn(1, b.d, generator=generator(b.seed, "common", "centralized", "d2d")).to(b.device)
-    clean = b.clock("d2d learn", sgd.gradient_descent, start, b.data["x"], b.data["y"], T, step)
-    moved = b.clock("d2d unlearn", sgd.gradient_descent, clean, b.data["x1"], b.data["y1"], steps, step)
-    again = b.clock("d2d retrain", sgd.gradient_descent, start, b.data["x1"], b.data["y1"], T, step)
-    sigma, grads = base.d2d_sigma_internal(bk, b.eps, steps), {"learning": T * n, "unlearning": steps * n,
-                                                                 "retraining": T * n}
-    noise = b.output_noise("d2d", "output")
-    b.record("d2d", "d2d", sigma, b.eps, moved + sigma * noise[0], again + sigma * noise[1], grads,
-             noiseless_gap=float((moved - again).norm()))
-    b.exact_controls("d2d", "d2d", moved, again, grads)
-
-
-def run_r2d(b: Bench) -> None:
-    """R2D (Mu & Klabjan 2025) at each rewind fraction K / T of `r2d_rewinds`, sigma from Theorem 3.1 with m = 1."""
-    bk, T, n, clip = b.bk, b.c["r2d_burn_in"], b.n, b.sglu["clip"]
-    eta = b.c["r2d_eta_L_T"] / (bk.L * T)
-    step = sgd.Step(eta, bk.m, clip, None)
-    start = torch.randn(1, b.d, generator=generator(b.seed, "common", "centralized", "r2d")).to(b.device)
-    again = b.clock("r2d retrain", sgd.gradient_descent, start, b.data["x1"], b.data["y1"], T, step)
-    for fraction in b.c["r2d_rewinds"]:
-        K = max(1, round(fraction * T))
-        key = f"r2d K/T={fraction:g}"
-        rewound = b.clock(f"{key} learn", sgd.gradient_descent, start, b.data["x"], b.data["y"], T - K, step)
-        moved = b.clock(f"{key} unlearn", sgd.gradient_descent, rewound, b.data["x1"], b.data["y1"], K, step)
-        certified = r2d_noise.sigma(b.eps, b.delta, K, T, eta, bk.L, clip, 1, n)
-        noise = b.output_noise(key, "output")
-        grads = {"learning": T * n, "unlearning": K * n, "retraining": T * n}
-        extra = {"rewind": K / T, "K": K, "T": T, "eta": eta,
-                 "sensitivity": r2d_noise.sensitivity(K, T, eta, bk.L, clip, 1, n)}
-        b.record(key, "r2d", certified, b.eps, moved + certified * noise[0], again + certified * noise[1], grads,
-                 noiseless_gap=float((moved - again).norm()), **extra)  # what the noise must hide, beside its bound
-        b.exact_controls(key, "r2d", moved, again, grads, **extra)
-
-
-def run_baseline(b: Bench, method: str) -> None:
-    """HF or CNS (baselines.py): deterministic learners certifying deletion, so removal there deletes the canary;
-    the output noise is per run. A diverged estimator is the method's result: a missing row with the reason."""
-    from ...methods.r2d_baselines import Diverged
-    from . import baselines
-
-    x, y, d, device = b.data["x"], b.data["y"], b.d, b.device
-    model_fn = lambda: baselines.LogisticAsTwoClasses(torch.zeros(d, device=device))  # noqa: E731
-    labels, constants = ((y + 1) / 2).long(), (baselines.L_LOGISTIC, baselines.G_LOGISTIC)
-    try:
-        r = b.clock(f"{method} learn, unlearn, retrain", getattr(baselines, method), model_fn, x, labels, b.n - 1,
-                    b.c[method], b.eps, b.delta, b.seed, *(constants if method == "cns" else ()))
-    except Diverged as err:
-        b.result["methods"][method] = {"method": method, "missing": f"{method.upper()} diverged: {err}"}
-        log.warning("%s", b.result["methods"][method]["missing"])
-        return
-    noise = b.output_noise(method, "output")
-    extra = {k: v for k, v in r.items() if k not in ("unlearned", "retrained", "sigma", "grads")}
-    b.record(method, method, r["sigma"], b.eps, r["unlearned"] + r["sigma"] * noise[0],
-             r["retrained"] + r["sigma"] * noise[1], r["grads"], adjacency="deletion",
-             noiseless_gap=float((r["unlearned"] - r["retrained"]).norm()), **extra)
-    b.exact_controls(method, method, r["unlearned"], r["retrained"], r["grads"], adjacency="deletion", **extra)
-
-
-RUNS = {"sglu": run_sglu, "lu": run_lu, "d2d": run_d2d, "r2d": run_r2d,
-        "hf": lambda b: run_baseline(b, "hf"), "cns": lambda b: run_baseline(b, "cns")}
+    def noisy_chains(self, method: str, sigma_for, step: sgd.Step, m: float, T: int) -> None:
+        """SGLU and LU: T noisy full-batch epochs on D then one on D', against T on D' (one row per run), at the
+        sigma `sigma_for(epsilon)` its certificate gives the budget, then as positive controls at the sigma it gives
+        each multiple of the budget (the accountant's epsilon: the chains' exact epsilon has no closed form)."""
+        x, y, x1, y1 = (self.data[key] for key in ("x", "y", "x1", "y1"))
+        for multiple in [None, *self.multiples]:
+            key = method if multiple is None else control_key(method, multiple)
+            value = sigma_for(self.eps if multiple is None else multiple * self.eps)
+            control = {} if multiple is None else {
+                "control": {"multiple": multiple, "epsilon": multiple * self.eps, "basis": "its accountant"}}
+            sigma = torch.full((self.trials,), value, device=self.device)
+            gen = generator(self.seed, "common", "centralized", key)
+            noise = sgd.noise_generator(gen, self.device)
+            w = self.clock(f"{key} learn", sgd.epochs, sgd.initial(self.trials, self.d, sigma, m, gen), x, y, None,
+                           sigma, T, step, noise)
+            unlearned = self.clock(f"{key} unlearn", sgd.epochs, w, x1, y1, None, sigma, 1, step, noise)
+            retrained = self.clock(f"{key} retrain", sgd.epochs, sgd.initial(self.trials, self.d, sigma, m, gen), x1,
+                                   y1, None, sigma, T, step, noise)
+            self.record(key, method, value, self.eps, unlearned, retrained,
+                        {"learning": T * self.n, "unlearning": self.n, "retraining": T * self.n}, **control)
 
 
 def step_centralized(params: dict, features: str, out: str, timing: str) -> None:
@@ -301,9 +318,12 @@ def step_centralized(params: dict, features: str, out: str, timing: str) -> None
     a positive control at each of `controls` times the claimed epsilon (its noise set so that the pair's exact
     epsilon, or SGLU's and LU's accountant's, is that multiple): where the audit's bound exceeds the claim there,
     it has shown the power to fault a certificate at this run count."""
+    from ...methods import registry
+
+    runners = {name: registry.load_central(name, "convex") for name in config(params)["centralized"]["methods"]}
     b = Bench(params, features)
-    for method in METHODS:  # the fixed order keeps the seconds' and methods' order as before
-        if method in b.c["methods"]:
-            RUNS[method](b)
+    for name, info in runners.items():
+        b.result["labels"][name] = info.label
+        info.run(b)
     write_json(out, b.result)
     write_json(timing, {"seconds": b.seconds, "threads": torch.get_num_threads(), "device": str(b.device)})

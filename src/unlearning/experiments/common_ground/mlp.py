@@ -1,18 +1,19 @@
 """Common ground, centralized setting on an MLP (issue 16): the convex setting's canary task (centralized.py) with
-R2D's smooth MLP (SmeLU activations, two outputs; Mu & Klabjan 2025, Section 4), and the methods whose certificates
-allow a non-convex model. Removal deletes the canary (every method here certifies deletion).
+R2D's smooth MLP (SmeLU activations, two outputs; Mu & Klabjan 2025, Section 4), and the methods of
+`common.mlp.methods`, each a `run(bench)` declared with `@register_central(name, model="mlp")` in its module of
+unlearning/methods/ (methods/__init__.py): R2D (r2d.py), HF and CNS (r2d_baselines.py), NegGrad+ and SalUn. Removal
+deletes the canary. A method of `common.centralized.methods` with no MLP runner is listed as not applicable, with the
+reason its declaration gives (SGLU, LU and D2D certify (strongly) convex losses only).
 
-- R2D: R2D's own training (minibatch SGD at lr0 gamma^epoch, a checkpoint after every epoch; all `epochs` kept, the
-  task has no validation split), its L and G estimated at theta_T as R2D does (Appendix D); unlearning rewinds K_ep
-  epochs and re-runs them on D'; retraining re-runs all of them. sigma: Theorem 3.1 with K = K_ep S and
-  T = (E - 1) S (privacy/r2d_noise.epoch_steps), m = 1; one row per rewind fraction.
-- HF, CNS (baselines.py) at the convex setting's `hf` and `cns` settings; CNS's Delta with R2D's L and G.
-- SGLU, LU, D2D certify (strongly) convex losses only: listed as not applicable.
+The setting's original is R2D's training (minibatch SGD at lr0 gamma^epoch, a checkpoint after every epoch; all
+`epochs` kept, the task has no validation split), with its L and G estimated at theta_T as R2D does (Appendix D):
+the bench trains it once, when a method first asks (`trained`); CNS's Delta uses its L and G.
 
-Every learner here is deterministic, so each method's runs are its noiseless unlearned and retrained models plus
-independent output noise per run; the audit and the test accuracy evaluate every run (trials batched by vmap). Each
-row is audited again as a positive control at each of `common.centralized.controls` times the claimed epsilon: the
-same two noiseless models with the noise whose exact epsilon for that pair is the multiple (audit.exact_sigma).
+Every certified learner here is deterministic, so each such method's runs are its noiseless unlearned and
+retrained models plus independent output noise per run (`publish`); the audit and the test accuracy evaluate every
+run (trials batched by vmap). Each such row is audited again as a positive control at each of
+`common.centralized.controls` times the claimed epsilon: the same two noiseless models with the noise whose exact
+epsilon for that pair is the multiple (audit.exact_sigma).
 """
 
 from __future__ import annotations
@@ -20,29 +21,27 @@ from __future__ import annotations
 import logging
 import tempfile
 import time
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch.func import functional_call, vmap
 
+from ... import method_names
 from ...experiment import pick_device
 from ...files import write_json
 from ...history import CheckpointStore
 from ...methods import r2d
 from ...models import SmeluMLP
-from ...privacy import audit, r2d_noise
+from ...privacy import audit
 from ...resolved import config_record
 from ...seeding import derive_seed, generator
 from ...train import checkpointed_sgd as cs
 from ...train.flat import FlatSpec
-from . import baselines, config, r2d_calibration
-from .centralized import _summary, canary_data, control_key, held_out_audit
+from . import config, r2d_calibration
+from .centralized import _summary, canary_data, control_key, held_out_audit, retain_forget_descent
 
 log = logging.getLogger("unlearning")
-
-METHODS = ("r2d", "hf", "cns")
-DOES_NOT_APPLY = {m: "its certificate assumes a (strongly) convex loss; an MLP's is not" for m in ("sglu", "lu", "d2d")}
-
 
 def per_run(model: torch.nn.Module, spec: FlatSpec, thetas: torch.Tensor, x: torch.Tensor, labels: torch.Tensor,
             chunk: int = 100) -> tuple[torch.Tensor, torch.Tensor]:
@@ -55,107 +54,176 @@ def per_run(model: torch.nn.Module, spec: FlatSpec, thetas: torch.Tensor, x: tor
     return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
 
 
-def step_mlp(params: dict, features: str, out: str, timing: str) -> None:
-    """R2D at every rewind fraction, HF and CNS on the MLP, `trials` runs a side each, and their audits."""
-    cfg = config(params)
-    c, m, budget = cfg["centralized"], cfg["mlp"], cfg["budget"]
-    eps, delta, trials, seed = budget["epsilon"], budget["delta"], m["trials"], params["seed"]
-    device = pick_device(params["device"])
-    data = canary_data(features, m["train_size"], device, seed, key="common.mlp.train_size")
-    x, labels = data["x"], ((data["y"] + 1) / 2).long()
-    xt, yt = data["xt"], ((data["yt"] + 1) / 2).long()
-    n, d, canary = data["n"], data["d"], data["n"] - 1
-    keep = torch.arange(n, device=device) != canary
-    widths = (d, *m["widths"], 2)
+@dataclass
+class Trained:
+    """R2D's training on D: its checkpoints, schedule, epochs E and steps per epoch S, L, G, the last step size
+    eta, and the retrained model (all E epochs re-run on D', flat [1, P])."""
 
-    def model_fn() -> torch.nn.Module:
+    store: CheckpointStore
+    sched: cs.Schedule
+    E: int
+    S: int
+    L: float
+    G: float
+    eta: float
+    retrained: torch.Tensor
+    theta: torch.Tensor  # the trained model on D (flat, [1, P])
+
+
+class MlpBench:
+    """The MLP task's bench: the names of centralized.Bench's (its docstring), `trained()` (the setting's original,
+    above), and what R2D's runner uses besides: `net`, `spec`, `keep` (the rows of D'), `calibrate`."""
+
+    def __init__(self, params: dict, features: str, tmp: str):
+        cfg = config(params)
+        self.central, self.cfg, budget = cfg["centralized"], cfg["mlp"], cfg["budget"]
+        self.eps, self.delta, self.trials, self.seed = (budget["epsilon"], budget["delta"], self.cfg["trials"],
+                                                        params["seed"])
+        self.device = pick_device(params["device"])
+        data = canary_data(features, self.cfg["train_size"], self.device, self.seed, key="common.mlp.train_size")
+        self.x, self.labels = data["x"], ((data["y"] + 1) / 2).long()
+        self.xt, self.yt = data["xt"], ((data["yt"] + 1) / 2).long()
+        self.n, self.d, self.canary = data["n"], data["d"], data["n"] - 1
+        self.keep = torch.arange(self.n, device=self.device) != self.canary
+        self.widths = (self.d, *self.cfg["widths"], 2)
+        self.net = self.model_fn()
+        self.spec = FlatSpec.of(self.net)
+        self.tmp = tmp
+        self._trained: Trained | None = None
+        self.result = {"setting": "centralized_mlp", "dataset": self.central["dataset"], "n": self.n, "d": self.d,
+                       "widths": list(self.widths), "parameters": self.spec.dim, "trials": self.trials,
+                       "epsilon": self.eps, "delta": self.delta, "controls": list(self.central["controls"] or []),
+                       "methods": {}, "labels": {}, "does_not_apply": {}, "config": config_record(params)}
+        self.seconds: dict[str, float] = {}
+
+    def model_fn(self) -> torch.nn.Module:
         with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(derive_seed(seed, "common", "mlp", "init"))
-            return SmeluMLP(widths, m["beta"]).to(device)
+            torch.manual_seed(derive_seed(self.seed, "common", "mlp", "init"))
+            return SmeluMLP(self.widths, self.cfg["beta"]).to(self.device)
 
-    net = model_fn()
-    spec = FlatSpec.of(net)
-    result = {"setting": "centralized_mlp", "dataset": c["dataset"], "n": n, "d": d, "widths": list(widths),
-              "parameters": spec.dim, "trials": trials, "epsilon": eps, "delta": delta,
-              "controls": list(c["controls"] or []), "methods": {},
-              "does_not_apply": DOES_NOT_APPLY, "config": config_record(params)}
-    seconds: dict[str, float] = {}
+    def trained(self) -> Trained:
+        """R2D's training run, its L and G, and its retraining on D' (once; the first caller pays)."""
+        if self._trained is None:
+            rc = self.cfg["r2d"]
+            sched = cs.Schedule(rc["lr0"], rc["gamma"], rc["batch_size"],
+                                derive_seed(self.seed, "common", "mlp", "shuffle"))
+            E, S = rc["epochs"], sched.steps_per_epoch(self.n)
+            start = time.perf_counter()
+            run = cs.train(self.net, self.x, self.labels, self.x, self.labels, sched, E, self.tmp, min_selected=E)
+            self.seconds["r2d learn"] = time.perf_counter() - start
+            theta = self.spec.flatten(self.net).clone()[None]
+            est = rc["estimate"]
+            L = cs.estimate_smoothness(self.net, self.x, self.labels, est["batch"], est["samples"], est["std"],
+                                       derive_seed(self.seed, "common", "mlp", "smoothness"))
+            G, eta = run.G, sched.lr(E - 1)
+            self.result["r2d_constants"] = {"L": L, "G": G, "eta": eta, "epochs": E, "steps_per_epoch": S}
+            store = CheckpointStore(self.tmp)
+            start = time.perf_counter()
+            retrained = self.spec.flatten(r2d.rewind(self.net, store, self.x[self.keep], self.labels[self.keep],
+                                                     sched, E, E)).clone()[None]
+            self.seconds["r2d retrain"] = time.perf_counter() - start
+            self._trained = Trained(store, sched, E, S, L, G, eta, retrained, theta)
+        return self._trained
 
-    def record(key: str, method: str, sigma: float, unlearned: torch.Tensor, retrained: torch.Tensor, grads: dict,
-               **extra) -> None:
-        noise = torch.randn(2, trials, spec.dim, generator=generator(seed, "common", "mlp", key, "output")).to(device)
-        runs = {"unlearned": unlearned + sigma * noise[0], "retrained": retrained + sigma * noise[1]}
-        canary_loss = {s: per_run(net, spec, w, x[canary:], labels[canary:]) for s, w in runs.items()}
-        test = {s: per_run(net, spec, w, xt, yt)[1].mean(1) for s, w in runs.items()}
-        result["methods"][key] = {
-            "method": method, "sigma": sigma, "claimed_epsilon": eps, "adjacency": "deletion",
-            "gradient_evaluations": grads, "noiseless_gap": float((unlearned - retrained).norm()), **extra,
+    def smoothness(self) -> tuple[float, float]:
+        t = self.trained()
+        return t.L, t.G
+
+    def original(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The setting's original (R2D's training on D) and its retraining on D' (flat, [1, P] each)."""
+        t = self.trained()
+        return t.theta, t.retrained
+
+    def deterministic(self, key: str, method: str, unlearned: torch.Tensor, retrained: torch.Tensor,
+                      unlearning_grads: int, **extra) -> None:
+        """The row of a method without a certificate and without noise, beside R2D's retraining on D': each side is
+        one model ([1, P]), so all `trials` runs of a side are the same and the audit can only tell whether the
+        canary separates the two."""
+        t, n, c = self.trained(), self.n, self.canary
+        self.seconds[f"{key} retrain"] = self.seconds["r2d retrain"]
+        sides = {"original": t.theta, "unlearned": unlearned, "retrained": retrained}
+        stats = {s: per_run(self.net, self.spec, w, self.x[c:c + 1], self.labels[c:c + 1]) for s, w in sides.items()}
+        self.record(key, method, 0.0, None, unlearned.expand(self.trials, -1), retrained.expand(self.trials, -1),
+                    {"learning": t.E * n, "unlearning": unlearning_grads, "retraining": t.E * (n - 1)},
+                    noiseless_gap=float((unlearned - retrained).norm()),
+                    canary_loss={s: float(v[0][0, 0]) for s, v in stats.items()},
+                    original_canary_accuracy=float(stats["original"][1][0, 0]), **extra)
+
+    def descend(self, theta: torch.Tensor, steps: int, lr: float, w_retain: float, w_forget: float,
+                forget_label: torch.Tensor | None = None, mask: torch.Tensor | None = None,
+                what: str = "descent") -> torch.Tensor:
+        """retain_forget_descent on this task's model and data."""
+        return retain_forget_descent(self.model_fn(), theta, self.x, self.labels, self.canary, steps, lr, w_retain,
+                                     w_forget, forget_label, mask, what)
+
+    def calibrate(self, published: dict) -> None:
+        """R2D's published rows' calibration (r2d_calibration.py)."""
+        t = self.trained()
+        start = time.perf_counter()
+        self.result["r2d_calibration"] = r2d_calibration.attribution(
+            self.model_fn, t.store, self.x, self.labels, self.canary, t.sched, t.E, published, t.L, t.G, self.eps,
+            self.delta)
+        self.seconds["r2d calibration"] = time.perf_counter() - start
+
+    def missing(self, method: str, why: str) -> None:
+        self.result["methods"][method] = {"method": method, "missing": why}
+        log.warning("%s", why)
+
+    def record(self, key: str, method: str, sigma: float, claimed: float | None, unlearned: torch.Tensor,
+               retrained: torch.Tensor, grads: dict, **extra) -> None:
+        """A row from `trials` runs a side (flat models, [trials, P] each): test and canary accuracy and the
+        audit."""
+        runs = {"unlearned": unlearned, "retrained": retrained}
+        canary_loss = {s: per_run(self.net, self.spec, w, self.x[self.canary:], self.labels[self.canary:])
+                       for s, w in runs.items()}
+        test = {s: per_run(self.net, self.spec, w, self.xt, self.yt)[1].mean(1) for s, w in runs.items()}
+        self.result["methods"][key] = {
+            "method": method, "sigma": sigma, "claimed_epsilon": claimed, "adjacency": "deletion",
+            "gradient_evaluations": grads, **extra,
             "test_accuracy": {s: _summary(t) for s, t in test.items()},
             "canary_accuracy": {s: float(v[1].mean()) for s, v in canary_loss.items()},
-            "audit": held_out_audit(canary_loss["unlearned"][0][:, 0], canary_loss["retrained"][0][:, 0], delta,
-                                    c["audit_confidence"])}
-        a = result["methods"][key]["audit"]
-        log.info("mlp %s: sigma %.4g (gap %.4g); audit epsilon >= %s (FP %d, FN %d of %d)", key, sigma,
-                 result["methods"][key]["noiseless_gap"], a["epsilon_lower"], a["false_positives"],
-                 a["false_negatives"], a["runs_per_side"])
+            "audit": held_out_audit(canary_loss["unlearned"][0][:, 0], canary_loss["retrained"][0][:, 0],
+                                    self.delta, self.central["audit_confidence"])}
+        a = self.result["methods"][key]["audit"]
+        log.info("mlp %s: sigma %.4g (gap %s); audit epsilon >= %s (FP %d, FN %d of %d)", key, sigma,
+                 extra.get("noiseless_gap"), a["epsilon_lower"], a["false_positives"], a["false_negatives"],
+                 a["runs_per_side"])
 
-    def record_with_controls(key: str, method: str, sigma: float, unlearned: torch.Tensor, retrained: torch.Tensor,
-                             grads: dict, **extra) -> None:
-        """`record`, then the row's positive controls (none where the two noiseless models coincide)."""
-        record(key, method, sigma, unlearned, retrained, grads, **extra)
+    def _noised(self, key: str, method: str, sigma: float, unlearned: torch.Tensor, retrained: torch.Tensor,
+                grads: dict, **extra) -> None:
+        noise = torch.randn(2, self.trials, self.spec.dim,
+                            generator=generator(self.seed, "common", "mlp", key, "output")).to(self.device)
+        self.record(key, method, sigma, self.eps, unlearned + sigma * noise[0], retrained + sigma * noise[1], grads,
+                    noiseless_gap=float((unlearned - retrained).norm()), **extra)
+
+    def publish(self, key: str, method: str, sigma: float, unlearned: torch.Tensor, retrained: torch.Tensor,
+                grads: dict, **extra) -> None:
+        """The row of a method publishing its noiseless output ([1, P]) plus N(0, sigma^2 I), beside retraining's
+        plus the same, then its positive controls (none where the two noiseless models coincide)."""
+        self._noised(key, method, sigma, unlearned, retrained, grads, **extra)
         gap = float((unlearned - retrained).norm())
-        for multiple in result["controls"] if gap > 0 else []:
-            control = {"multiple": multiple, "epsilon": multiple * eps, "basis": "exact for this pair"}
-            record(control_key(key, multiple), method, audit.exact_sigma(multiple * eps, gap, delta), unlearned,
-                   retrained, grads, **extra, control=control)
+        for multiple in self.result["controls"] if gap > 0 else []:
+            control = {"multiple": multiple, "epsilon": multiple * self.eps, "basis": "exact for this pair"}
+            self._noised(control_key(key, multiple), method, audit.exact_sigma(multiple * self.eps, gap, self.delta),
+                         unlearned, retrained, grads, **extra, control=control)
 
-    # R2D's training: also the source of L and G (CNS's Delta uses them too)
-    rc = m["r2d"]
-    sched = cs.Schedule(rc["lr0"], rc["gamma"], rc["batch_size"], derive_seed(seed, "common", "mlp", "shuffle"))
-    E, S = rc["epochs"], sched.steps_per_epoch(n)
+
+def step_mlp(params: dict, features: str, out: str, timing: str) -> None:
+    """Every method of common.mlp.methods on the MLP's canary task, `trials` runs a side each, and their audits;
+    the methods of common.centralized.methods without an MLP runner as not applicable, with their reasons."""
+    from ...methods import registry
+
+    cfg = config(params)
+    runners = {name: registry.load_central(name, "mlp") for name in cfg["mlp"]["methods"]}
     with tempfile.TemporaryDirectory(prefix="common-mlp-") as tmp:
-        start = time.perf_counter()
-        trained = cs.train(net, x, labels, x, labels, sched, E, tmp, min_selected=E)
-        seconds["r2d learn"] = time.perf_counter() - start
-        est = rc["estimate"]
-        L = cs.estimate_smoothness(net, x, labels, est["batch"], est["samples"], est["std"],
-                                   derive_seed(seed, "common", "mlp", "smoothness"))
-        G, eta = trained.G, sched.lr(E - 1)
-        result["r2d_constants"] = {"L": L, "G": G, "eta": eta, "epochs": E, "steps_per_epoch": S}
-        store = CheckpointStore(tmp)
-        start = time.perf_counter()
-        retrained = spec.flatten(r2d.rewind(net, store, x[keep], labels[keep], sched, E, E)).clone()[None]
-        seconds["r2d retrain"] = time.perf_counter() - start
-        if "r2d" in m["methods"]:
-            published = {}
-            for fraction in rc["rewinds"]:
-                K_ep = min(max(1, round(fraction * (E - 1))), E - 1)
-                start = time.perf_counter()
-                moved = spec.flatten(r2d.rewind(net, store, x[keep], labels[keep], sched, E, K_ep)).clone()[None]
-                key = f"r2d K/T={fraction:g}"
-                seconds[f"{key} unlearn"] = time.perf_counter() - start
-                K, T = r2d_noise.epoch_steps(K_ep, E, S)
-                record_with_controls(key, "r2d", r2d_noise.sigma(eps, delta, K, T, eta, L, G, 1, n), moved, retrained,
-                                     {"learning": E * n, "unlearning": K_ep * (n - 1), "retraining": E * (n - 1)},
-                                     rewind=K / T, K=K, T=T, sensitivity=r2d_noise.sensitivity(K, T, eta, L, G, 1, n))
-                published[key] = {**result["methods"][key], "K_ep": K_ep}
-            start = time.perf_counter()
-            result["r2d_calibration"] = r2d_calibration.attribution(model_fn, store, x, labels, canary, sched, E,
-                                                                    published, L, G, eps, delta)
-            seconds["r2d calibration"] = time.perf_counter() - start
-    for method in ("hf", "cns"):
-        if method not in m["methods"]:
-            continue
-        start = time.perf_counter()
-        try:
-            r = (baselines.hf(model_fn, x, labels, canary, c["hf"], eps, delta, seed) if method == "hf" else
-                 baselines.cns(model_fn, x, labels, canary, c["cns"], eps, delta, seed, L, G))
-        except baselines.rb.Diverged as err:  # its own estimator failing is its result: a missing row, with why
-            result["methods"][method] = {"method": method, "missing": f"{method.upper()} diverged: {err}"}
-            log.warning("%s", result["methods"][method]["missing"])
-            continue
-        seconds[f"{method} learn, unlearn, retrain"] = time.perf_counter() - start
-        extra = {k: v for k, v in r.items() if k not in ("unlearned", "retrained", "sigma", "grads")}
-        record_with_controls(method, method, r["sigma"], r["unlearned"], r["retrained"], r["grads"], **extra)
-    write_json(out, result)
-    write_json(timing, {"seconds": seconds, "threads": torch.get_num_threads(), "device": str(device)})
+        b = MlpBench(params, features, tmp)
+        for name in cfg["centralized"]["methods"]:
+            if name not in method_names.central_names("mlp"):
+                why = registry.load_central(name, "convex").does_not_apply.get("mlp", "no runner on the MLP declared")
+                b.result["does_not_apply"][name] = why
+                b.result["labels"][name] = registry.load_central(name, "convex").label
+        for name, info in runners.items():
+            b.result["labels"][name] = info.label
+            info.run(b)
+    write_json(out, b.result)
+    write_json(timing, {"seconds": b.seconds, "threads": torch.get_num_threads(), "device": str(b.device)})

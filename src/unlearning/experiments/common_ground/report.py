@@ -23,8 +23,13 @@ from . import config
 
 # the tables the front page counts (a control's canary row, "faulted" or "missed", is no verdict and is not counted)
 TABLES = ("centralized", "centralized_mlp", "client", "sample", "canary")
-# the centralized tables' methods (centralized.py and mlp.py run them, outside the method protocol)
+# the labels of a centralized result written before results named theirs (later ones: the runners' declarations)
 LABELS = {"sglu": "SGLU", "lu": "LU", "d2d": "D2D", "r2d": "R2D", "hf": "HF", "cns": "CNS"}
+
+
+def central_label(result: dict, method: str) -> str:
+    """The display label of a centralized result's method."""
+    return result.get("labels", {}).get(method) or LABELS.get(method, method)
 
 
 def label(result: dict, method: str) -> str:
@@ -80,10 +85,11 @@ def centralized_table(result: dict, timing: dict) -> pd.DataFrame:
     not counted. Records from before the controls (key `<row>@<scale>`, result["control_noise"]: the row at a
     fraction of its sigma, claiming its own certificate's epsilon there) read the same way."""
     audited = {k: m for k, m in result["methods"].items() if "missing" not in m}
-    rows_n = max(1, sum("@" not in k for k in audited))
+    rows_n = max(1, sum("@" not in k and m["claimed_epsilon"] is not None for k, m in audited.items()))
     judged = {k: row_audit(m, result["delta"], rows_n, power="@" not in k) for k, m in audited.items()}
     corrected = {k: j["bound"] for k, j in judged.items()}
-    exact = {k: exact_pair_epsilon(m, result["delta"]) for k, m in audited.items()}
+    exact = {k: exact_pair_epsilon(m, result["delta"]) if m["claimed_epsilon"] is not None else None
+             for k, m in audited.items()}
     labels = {k: row_label(k, m, result) for k, m in result["methods"].items()}
     power: dict[str, list[str]] = {}  # method -> its controls the audit faults
     for k, m in audited.items():
@@ -114,18 +120,40 @@ def centralized_table(result: dict, timing: dict) -> pd.DataFrame:
             "threshold_epsilon_upper": a["epsilon_upper"], "audit_runs": a["runs_per_side"],
             "audit_fp": a["false_positives"], "audit_fn": a["false_negatives"],
             **{k: v for k, v in judged[key].items() if k not in ("bound", "cp_bound", "name")},
-            "status": (control_status(m["claimed_epsilon"], control_epsilon(key, m), corrected[key],
+            "status": (no_certificate_status(m) if m["claimed_epsilon"] is None else
+                       control_status(m["claimed_epsilon"], control_epsilon(key, m), corrected[key],
                                       a["runs_per_side"], judged[key]["name"]) if "@" in key else
                        audit_status(m["claimed_epsilon"], exact[key], corrected[key], power.get(m["method"], []),
                                     rows_n, a["confidence"], m.get("noiseless_gap"), judged[key]["name"]))})
     for method, why in result.get("does_not_apply", {}).items():
-        rows.append({"method": LABELS[method], "status": f"does not apply: {why}"})
+        rows.append({"method": central_label(result, method), "status": f"does not apply: {why}"})
     return pd.DataFrame(rows)
+
+
+NO_CERTIFICATE = "no certificate"
+
+
+def no_certificate_status(m: dict) -> str:
+    """A row of a method without a claim (nothing to fault): where the canary's loss stands after unlearning,
+    beside retraining and the original, whether the original carried it at all (it predicts the canary's flipped
+    label where retraining does not), and whether unlearning pushed it past retraining (a canary that stands out)."""
+    loss = m.get("canary_loss")
+    if not loss:
+        return NO_CERTIFICATE
+    text = (f"{NO_CERTIFICATE}: the canary's loss {loss['unlearned']:.3g} after unlearning, {loss['retrained']:.3g} "
+            f"retrained, {loss['original']:.3g} in the original")
+    if m["original_canary_accuracy"] <= m["canary_accuracy"]["retrained"]:
+        text += ("; the original does not carry the canary here (it predicts its flipped label no more often than "
+                 "retraining), so this row cannot show forgetting")
+    if loss["unlearned"] > 2 * loss["retrained"]:
+        text += ("; unlearning pushes it far past retraining's: the canary stands out by its high loss, which the "
+                 "audit's one-sided score (a low loss = still learned) does not look for")
+    return text
 
 
 def row_label(key: str, m: dict, result: dict) -> str:
     """A row's name: the method, its rewind, and for a positive control the epsilon its noise was set for."""
-    label = LABELS[m["method"]] + (f" (K/T = {m['rewind']:.3g})" if "rewind" in m else "")
+    label = central_label(result, m["method"]) + (f" (K/T = {m['rewind']:.3g})" if "rewind" in m else "")
     if "@" not in key:
         return label
     c = m.get("control")
@@ -152,7 +180,7 @@ def row_audit(m: dict, delta: float, rows: int, power: bool = True) -> dict:
     cp = audit.epsilon_lower_bound(a["false_positives"], a["false_negatives"], a["runs_per_side"], delta,
                                    level).epsilon_lower
     out = {"cp_bound": cp, "bound": cp, "name": "audit", "gdp_epsilon_corrected": None}
-    fitted = a.get("gdp")
+    fitted = a.get("gdp") if claim is not None else {"missing": "no claim to audit"}
     if fitted is None:
         out["gdp_fit"] = "none: this result was written before the GDP audit (Clopper-Pearson judges it)"
     elif "missing" in fitted:
