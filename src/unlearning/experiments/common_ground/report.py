@@ -180,8 +180,10 @@ def row_audit(m: dict, delta: float, rows: int, power: bool = True) -> dict:
     cp = audit.epsilon_lower_bound(a["false_positives"], a["false_negatives"], a["runs_per_side"], delta,
                                    level).epsilon_lower
     out = {"cp_bound": cp, "bound": cp, "name": "audit", "gdp_epsilon_corrected": None}
-    fitted = a.get("gdp") if claim is not None else {"missing": "no claim to audit"}
-    if fitted is None:
+    fitted = a.get("gdp")
+    if claim is None:
+        out["gdp_fit"] = "none: no claim to audit"
+    elif fitted is None:
         out["gdp_fit"] = "none: this result was written before the GDP audit (Clopper-Pearson judges it)"
     elif "missing" in fitted:
         out["gdp_fit"] = f"none: {fitted['missing']} (Clopper-Pearson judges it)"
