@@ -819,8 +819,8 @@ def test_the_canary_audit_runs_every_budgeted_method_with_its_control(tiny, tmp_
 
 
 def test_the_recorded_common_grounds_report_rebuilds_from_its_files_byte_for_byte(tmp_path):
-    """reports/recorded/common_ground/README.md's rebuild command, with the record's own params.yaml (older than
-    some keys: the attacks' list, the canary audit), gives the committed tables, summary and page."""
+    """reports/recorded/common_ground/README.md's rebuild command, with the record's own params.yaml, gives the
+    committed tables (the reference-count study's and the canary audits' included), summary and page."""
     from unlearning.config import check_params, load_params
     from unlearning.experiments.common_ground.report import write_report
 
@@ -830,7 +830,8 @@ def test_the_recorded_common_grounds_report_rebuilds_from_its_files_byte_for_byt
     write_report(params, str(rec / "results/centralized.json"), str(rec / "timings/centralized.json"),
                  str(rec / "results/centralized_mlp.json"), str(rec / "timings/centralized_mlp.json"),
                  files("results/client_s*.json") + files("results/sample_s*.json"),
-                 files("timings/client_s*.json") + files("timings/sample_s*.json"), {}, str(tmp_path))
+                 files("timings/client_s*.json") + files("timings/sample_s*.json"), {}, str(tmp_path),
+                 str(rec / "results/references_client_s0.json"), files("results/canary/*.json"))
     for name in ("index.md", "client.csv", "sample.csv", "originals.csv", "centralized.csv", "centralized_mlp.csv",
-                 "summary.json"):
+                 "summary.json", "references.csv", "canary.csv"):
         assert (tmp_path / name).read_bytes() == (rec / name).read_bytes(), name

@@ -168,8 +168,8 @@ class Bench:
     `x` and `labels` (class indices 0/1), `canary` (its row), `model_fn()` (the initial model as a module),
     `smoothness()` (L, G of the loss), `original()` (the noiseless original and its retraining without the canary,
     for a method without its own training), `descend` (full-batch steps on retained and forget terms), `clock`,
-    `publish`, `record`, `missing`. Convex only: `data` (x, y in
-    {-1, +1}, D' as x1, y1, the test set), SGLU's constants `sglu`, `k`, `bk`, `noisy_chains`."""
+    `publish`, `deterministic`, `record`, `missing`. Convex only: `data` (x, y in {-1, +1}, D' as x1, y1, the test
+    set), SGLU's constants `sglu`, `k`, `bk`, `noisy_chains`."""
 
     def __init__(self, params: dict, features: str):
         cfg, self.sglu = config(params), section_config(params, "sglu")
