@@ -8,7 +8,6 @@ import torch
 
 from ..privacy import sglu_baselines as base
 from ..seeding import generator
-from ..train import noisy_sgd as sgd
 from . import register_central
 
 
@@ -16,10 +15,9 @@ from . import register_central
                   does_not_apply={"mlp": "its certificate assumes a (strongly) convex loss; an MLP's is not"})
 def run(b) -> None:
     bk, T, steps, n = b.bk, b.cfg["d2d_burn_in"], b.cfg["d2d_steps"], b.n
-    step = sgd.Step(bk.eta_d2d, bk.m, b.sglu["clip"], None)
     start = torch.randn(1, b.d, generator=generator(b.seed, "common", "centralized", "d2d")).to(b.device)
-    clean = b.clock("d2d learn", sgd.gradient_descent, start, b.data["x"], b.data["y"], T, step)
-    moved = b.clock("d2d unlearn", sgd.gradient_descent, clean, b.data["x1"], b.data["y1"], steps, step)
-    again = b.clock("d2d retrain", sgd.gradient_descent, start, b.data["x1"], b.data["y1"], T, step)
+    clean = b.clock("d2d learn", b.gradient_descent, start, "D", T, bk.eta_d2d)
+    moved = b.clock("d2d unlearn", b.gradient_descent, clean, "D'", steps, bk.eta_d2d)
+    again = b.clock("d2d retrain", b.gradient_descent, start, "D'", T, bk.eta_d2d)
     b.publish("d2d", "d2d", base.d2d_sigma_internal(bk, b.eps, steps), moved, again,
               {"learning": T * n, "unlearning": steps * n, "retraining": T * n})

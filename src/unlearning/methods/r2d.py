@@ -30,7 +30,6 @@ from torch import nn
 from ..history import CheckpointStore
 from ..privacy import r2d_noise
 from ..seeding import generator
-from ..train import noisy_sgd as sgd
 from ..train.checkpointed_sgd import Loss, Schedule, full_gradient, load_epoch, run_epochs, set_flat
 from ..train.flat import FlatSpec
 from . import register_central
@@ -119,14 +118,13 @@ def run_convex(b) -> None:
     so it applies as is."""
     bk, T, n, clip = b.bk, b.cfg["r2d_burn_in"], b.n, b.sglu["clip"]
     eta = b.cfg["r2d_eta_L_T"] / (bk.L * T)
-    step = sgd.Step(eta, bk.m, clip, None)
     start = torch.randn(1, b.d, generator=generator(b.seed, "common", "centralized", "r2d")).to(b.device)
-    again = b.clock("r2d retrain", sgd.gradient_descent, start, b.data["x1"], b.data["y1"], T, step)
+    again = b.clock("r2d retrain", b.gradient_descent, start, "D'", T, eta)
     for fraction in b.cfg["r2d_rewinds"]:
         K = max(1, round(fraction * T))
         key = f"r2d K/T={fraction:g}"
-        rewound = b.clock(f"{key} learn", sgd.gradient_descent, start, b.data["x"], b.data["y"], T - K, step)
-        moved = b.clock(f"{key} unlearn", sgd.gradient_descent, rewound, b.data["x1"], b.data["y1"], K, step)
+        rewound = b.clock(f"{key} learn", b.gradient_descent, start, "D", T - K, eta)
+        moved = b.clock(f"{key} unlearn", b.gradient_descent, rewound, "D'", K, eta)
         b.publish(key, "r2d", r2d_noise.sigma(b.eps, b.delta, K, T, eta, bk.L, clip, 1, n), moved, again,
                   {"learning": T * n, "unlearning": K * n, "retraining": T * n}, rewind=K / T, K=K, T=T, eta=eta,
                   sensitivity=r2d_noise.sensitivity(K, T, eta, bk.L, clip, 1, n))

@@ -169,7 +169,7 @@ class Bench:
     `smoothness()` (L, G of the loss), `original()` (the noiseless original and its retraining without the canary,
     for a method without its own training), `descend` (full-batch steps on retained and forget terms), `clock`,
     `publish`, `deterministic`, `record`, `missing`. Convex only: `data` (x, y in {-1, +1}, D' as x1, y1, the test
-    set), SGLU's constants `sglu`, `k`, `bk`, `noisy_chains`."""
+    set), SGLU's constants `sglu`, `k`, `bk`, `noisy_chains`, `gradient_descent`."""
 
     def __init__(self, params: dict, features: str):
         cfg, self.sglu = config(params), section_config(params, "sglu")
@@ -196,6 +196,12 @@ class Bench:
 
     def smoothness(self) -> tuple[float, float]:
         return L_LOGISTIC, G_LOGISTIC
+
+    def gradient_descent(self, start: torch.Tensor, on: str, steps: int, eta: float) -> torch.Tensor:
+        """Noiseless full-batch GD on the task's regularised logistic loss (clipped as SGLU's, no projection) from
+        `start` ([1, d]), `steps` steps of size `eta`, on D (`on="D"`) or on D' (the canary replaced, `on="D'"`)."""
+        x, y = (self.data["x"], self.data["y"]) if on == "D" else (self.data["x1"], self.data["y1"])
+        return sgd.gradient_descent(start, x, y, steps, sgd.Step(eta, self.bk.m, self.sglu["clip"], None))
 
     def original(self) -> tuple[torch.Tensor, torch.Tensor]:
         """The task's noiseless original for a method without its own training: full-batch GD for `d2d_burn_in`
