@@ -158,7 +158,24 @@ def control_key(key: str, multiple: float) -> str:
     return f"{key}@{multiple:g}x"
 
 
-class Bench:
+class CanaryTask:
+    """What both benches (Bench here, mlp.MlpBench) do alike, on their own `model_fn`, `x`, `labels`, `canary` and
+    `result`."""
+
+    def descend(self, theta: torch.Tensor, steps: int, lr: float, w_retain: float, w_forget: float,
+                forget_label: torch.Tensor | None = None, mask: torch.Tensor | None = None,
+                what: str = "descent") -> torch.Tensor:
+        """retain_forget_descent on this task's model and data."""
+        return retain_forget_descent(self.model_fn(), theta, self.x, self.labels, self.canary, steps, lr, w_retain,
+                                     w_forget, forget_label, mask, what)
+
+    def missing(self, method: str, why: str) -> None:
+        """`method`'s row as missing, with the reason (its own estimator diverging is its result)."""
+        self.result["methods"][method] = {"method": method, "missing": why}
+        log.warning("%s", why)
+
+
+class Bench(CanaryTask):
     """What every method's run shares: the canary data, the trial count, the budget, the positive controls'
     multiples of the claim, and the result and timing being written; `record` audits one method's two sides,
     `exact_controls` adds the positive controls of a method that noises two fixed outputs.
@@ -232,18 +249,6 @@ class Bench:
                     noiseless_gap=float((unlearned - retrained).norm()),
                     canary_loss={s: float(canary_loss(w, self.data["canary"])[0]) for s, w in sides.items()},
                     original_canary_accuracy=canary_accuracy(sides["original"], self.data["canary"]), **extra)
-
-    def descend(self, theta: torch.Tensor, steps: int, lr: float, w_retain: float, w_forget: float,
-                forget_label: torch.Tensor | None = None, mask: torch.Tensor | None = None,
-                what: str = "descent") -> torch.Tensor:
-        """retain_forget_descent on this task's model and data."""
-        return retain_forget_descent(self.model_fn(), theta, self.x, self.labels, self.canary, steps, lr, w_retain,
-                                     w_forget, forget_label, mask, what)
-
-    def missing(self, method: str, why: str) -> None:
-        """`method`'s row as missing, with the reason (its own estimator diverging is its result)."""
-        self.result["methods"][method] = {"method": method, "missing": why}
-        log.warning("%s", why)
 
     def publish(self, key: str, method: str, sigma: float, unlearned: torch.Tensor, retrained: torch.Tensor,
                 grads: dict, **extra) -> None:

@@ -39,7 +39,7 @@ from ...seeding import derive_seed, generator
 from ...train import checkpointed_sgd as cs
 from ...train.flat import FlatSpec
 from . import config, r2d_calibration
-from .centralized import _summary, canary_data, control_key, held_out_audit, retain_forget_descent
+from .centralized import CanaryTask, _summary, canary_data, control_key, held_out_audit
 
 log = logging.getLogger("unlearning")
 
@@ -70,7 +70,7 @@ class Trained:
     theta: torch.Tensor  # the trained model on D (flat, [1, P])
 
 
-class MlpBench:
+class MlpBench(CanaryTask):
     """The MLP task's bench: the names of centralized.Bench's (its docstring), `trained()` (the setting's original,
     above), and what R2D's runner uses besides: `net`, `spec`, `keep` (the rows of D'), `calibrate`."""
 
@@ -149,13 +149,6 @@ class MlpBench:
                     canary_loss={s: float(v[0][0, 0]) for s, v in stats.items()},
                     original_canary_accuracy=float(stats["original"][1][0, 0]), **extra)
 
-    def descend(self, theta: torch.Tensor, steps: int, lr: float, w_retain: float, w_forget: float,
-                forget_label: torch.Tensor | None = None, mask: torch.Tensor | None = None,
-                what: str = "descent") -> torch.Tensor:
-        """retain_forget_descent on this task's model and data."""
-        return retain_forget_descent(self.model_fn(), theta, self.x, self.labels, self.canary, steps, lr, w_retain,
-                                     w_forget, forget_label, mask, what)
-
     def calibrate(self, published: dict) -> None:
         """R2D's published rows' calibration (r2d_calibration.py)."""
         t = self.trained()
@@ -164,10 +157,6 @@ class MlpBench:
             self.model_fn, t.store, self.x, self.labels, self.canary, t.sched, t.E, published, t.L, t.G, self.eps,
             self.delta)
         self.seconds["r2d calibration"] = time.perf_counter() - start
-
-    def missing(self, method: str, why: str) -> None:
-        self.result["methods"][method] = {"method": method, "missing": why}
-        log.warning("%s", why)
 
     def record(self, key: str, method: str, sigma: float, claimed: float | None, unlearned: torch.Tensor,
                retrained: torch.Tensor, grads: dict, **extra) -> None:
