@@ -450,6 +450,35 @@ def test_removal_status_reads_the_memorisation_gap_paired_over_seeds():
     assert removal_status([0.0], [0.02], [0.0]).startswith("removed")
 
 
+def test_removal_by_one_class_models_is_uninformative():
+    """NegGrad+'s client row at paper size: 22 of 27 remaining models predict one class, their gaps near zero, and
+    the mean gap read as "removed" (issue 55's record). A one-class model never counts, the method's or its
+    original's; a result without the shares says that the check did not run."""
+    retrain, carried, gone = [0.0, 0.01, -0.01], [0.15, 0.16, 0.14], [0.0, 0.012, -0.008]
+    fine = [[0.15, 0.2, 0.16]] * 3
+    assert removal_status(gone, carried, retrain, shares=fine, original_shares=fine).startswith("removed: ")
+    collapsed = [[0.999, 0.15, 1.0]] + [[0.2, 0.15, 0.16]] * 2
+    status = removal_status(gone, carried, retrain, shares=collapsed, original_shares=fine)
+    assert status.startswith("uninformative: 2 of the method's 9 models (all seeds) predict one class")
+    assert "100.0 % of predictions in one class" in status
+    assert removal_status(gone, carried, retrain, shares=fine, original_shares=collapsed).startswith(
+        "uninformative: 2 of its original's 9 models")
+    assert removal_status(gone, carried, retrain, shares=[[0.95] * 3] * 3, original_shares=fine).startswith(
+        "removed")  # at the limit: not one class
+    unchecked = removal_status(gone, carried, retrain, shares=[None] * 3, original_shares=fine)
+    assert unchecked.startswith("removed: ") and "one-class check: not in this result" in unchecked
+    assert "one-class check" not in removal_status(gone, carried, retrain, shares=fine, original_shares=fine)
+
+
+def test_the_judge_keeps_each_models_top_class_share(client_run):
+    _, _, out = client_run
+    r = json.loads((out / "c.json").read_text())
+    for group in ("originals", "methods"):
+        for key, m in r[group].items():
+            assert len(m["top_class_shares"]) == m["models"], key
+            assert all(0.1 <= s <= 1 for s in m["top_class_shares"]), key  # ten classes: at least a tenth
+
+
 def test_report_tables_take_mean_and_std_over_seeds_and_list_what_does_not_apply(client_run):
     _, _, out = client_run
     r0 = json.loads((out / "c.json").read_text())

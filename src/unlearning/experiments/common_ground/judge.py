@@ -175,7 +175,9 @@ class Judge:
         p_cand = np.r_[self._true(probs_fn, self.x_forget, self.y_forget), self._true(probs_fn, self.x_out, self.y_out)]
         p_pop = self._true(probs_fn, self.x_pop, self.y_pop)
         members = len(self.y_forget)
-        out = {"test_accuracy": float((p_test.argmax(1) == y_test).float().mean()),
+        predicted = p_test.argmax(1)
+        out = {"test_accuracy": float((predicted == y_test).float().mean()),
+               "top_class_share": float(torch.bincount(predicted).max() / len(predicted)),
                "forget_accuracy": float((p_forget.argmax(1) == self.y_forget).float().mean()),
                "loss_threshold_auc": loss_threshold_auc(nll(p_forget, self.y_forget)[self.pairs[0]],
                                                         nll(p_test, y_test)[self.pairs[1]])}
@@ -190,12 +192,15 @@ class Judge:
         return out
 
     def __call__(self, probs_fns: list, key: str) -> dict:
-        """The mean over the remaining clients' models (one function each), with the spread over clients; their
-        RMIA scores are kept under `key`."""
+        """The mean over the remaining clients' models (one function each), with the spread over clients and each
+        model's share of test predictions in its most predicted class (`top_class_shares`: the report's one-class
+        check); their RMIA scores are kept under `key`."""
         rows = [self.one(f) for f in probs_fns]
         self.scores[key] = np.stack([r.pop("scores") for r in rows])
+        shares = [r.pop("top_class_share") for r in rows]
         out = {k: None if any(r[k] is None for r in rows) else float(np.mean([r[k] for r in rows])) for k in rows[0]}
         out["models"] = len(rows)
+        out["top_class_shares"] = shares
         out["forget_accuracy_min_max"] = [min(r["forget_accuracy"] for r in rows),
                                           max(r["forget_accuracy"] for r in rows)]
         return out

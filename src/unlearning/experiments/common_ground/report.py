@@ -352,6 +352,7 @@ def _seed_rows(results: list[dict], metrics: list[str]) -> pd.DataFrame:
                              "label": label(r, key), "trained_by": m["trained_by"],
                              **{k: m[k] for k in metrics if k in m},
                              "memorisation_gap": m["forget_accuracy"] - m["test_accuracy"],
+                             "top_class_shares": m.get("top_class_shares"),
                              "gradient_evaluations": m["gradient_evaluations"], "bytes_read": m.get("bytes_read"),
                              "communication_floats": m["communication_floats"],
                              "claimed_epsilon": claim.get("epsilon"), "claim": claim.get("basis"),
@@ -381,17 +382,45 @@ def _mean_std(rows: pd.DataFrame, keys: list[str], metrics: list[str]) -> pd.Dat
     return pd.DataFrame(out)
 
 
+def one_class(shares: list[list[float] | None], what: str) -> str | None:
+    """Why a memorisation gap cannot be read, else None: some of the judged models (`shares`: per seed, each model's
+    share of test predictions in its most predicted class, the judge's `top_class_shares`) predict one class
+    (report/claims.not_one_class). Such a model's forget and test accuracy are both near chance, so its gap is near
+    zero whether or not it forgot: a mean over it reads as removal. Standards: no one-class model counts."""
+    judged = [s for seed in shares for s in seed]
+    bad = [s for s in judged if not claims.not_one_class(s, what).ok]
+    if not bad:
+        return None
+    return (f"{len(bad)} of {what} {len(judged)} models (all seeds) predict one class "
+            f"({claims.not_one_class(max(bad), 'the worst').what}), so the mean gap reads as removal whether or not "
+            "the forget set was forgotten")
+
+
+ONE_CLASS_NOT_CHECKED = ("one-class check: not in this result (written before the judge kept each model's top-class "
+                         "share; its job re-run adds it)")
+
+
 def removal_status(gap: list[float], own_original_gap: list[float], retrain_gap: list[float],
-                   margin: float = REMOVAL_MARGIN) -> str:
+                   margin: float = REMOVAL_MARGIN, shares: list[list[float] | None] | None = None,
+                   original_shares: list[list[float] | None] | None = None) -> str:
     """What the forget set's memorisation gap (forget minus test accuracy) says, each argument one value per seed
-    (paired): "uninformative" unless the method's original carried the forget set (its gap above retraining's);
-    then "removed" when the method is measurably below its original and not measurably above retraining, "kept"
-    when the reverse, "partly removed" when both, "uninformative" when neither is measurable. Measurable: the
-    mean paired difference exceeds `margin` and a one-sided paired t-test rejects no difference at 5 %."""
+    (paired): "uninformative" when a model judged, the method's or its original's, predicts one class (`one_class`;
+    `shares`, `original_shares`: per seed, each model's top-class share, None where the result predates them);
+    "uninformative" unless the method's original carried the forget set (its gap above retraining's); then
+    "removed" when the method is measurably below its original and not measurably above retraining, "kept" when
+    the reverse, "partly removed" when both, "uninformative" when neither is measurable. Measurable: the mean
+    paired difference exceeds `margin` and a one-sided paired t-test rejects no difference at 5 %."""
     diff = lambda a, b: [x - y for x, y in zip(a, b, strict=True)]  # noqa: E731
     mean = lambda xs: sum(xs) / len(xs)  # noqa: E731
     numbers = (f"gap {mean(gap):.3f}; its original {mean(own_original_gap):.3f}, retraining {mean(retrain_gap):.3f}; "
                f"{len(gap)} seed{'s' * (len(gap) > 1)}")
+    checked = [s for s in (shares, original_shares) if s is not None and all(x is not None for x in s)]
+    for what, part in (("the method's", shares), ("its original's", original_shares)):
+        why = one_class([x for x in part or [] if x is not None], what)
+        if why:
+            return f"{UNINFORMATIVE}: {why} ({numbers})"
+    if len(checked) < 2:
+        numbers += f"; {ONE_CLASS_NOT_CHECKED}"
     carried = claims.carried_paired(diff(own_original_gap, retrain_gap), margin, "original minus retraining")
     if not carried.ok:
         return f"{UNINFORMATIVE}: its original carried nothing measurable ({numbers}; {carried.what})"
@@ -417,15 +446,18 @@ def decentralized_tables(results: list[dict], timings: dict) -> tuple[dict[str, 
             tables[setting] = part
             continue
         per_seed = rows[rows.setting == setting]
-        gaps = lambda group, key: per_seed[(per_seed.group == group) & (per_seed.key == key)].sort_values(  # noqa
-            "seed").memorisation_gap.tolist()
+        seeds = lambda group, key, col="memorisation_gap": per_seed[  # noqa: E731
+            (per_seed.group == group) & (per_seed.key == key)].sort_values("seed")[col].tolist()
+        gaps = seeds
         retrain_gap = gaps("methods", "retrain") or None
         part["method"] = list(part.label)
         part["unlearn_s"] = [timings.get(setting, {}).get(k) for k in part.key]
         part["status"] = [
             "reference: exact retraining" if k == "retrain" else
             "missing: no retraining to compare with" if retrain_gap is None else
-            removal_status(gaps("methods", k), gaps("originals", tb), retrain_gap)
+            removal_status(gaps("methods", k), gaps("originals", tb), retrain_gap,
+                           shares=seeds("methods", k, "top_class_shares"),
+                           original_shares=seeds("originals", tb, "top_class_shares"))
             for k, tb in zip(part.key, part.trained_by)]
         r0 = next(r for r in results if r["setting"] == setting)
         extra = [{"setting": setting, "method": label(r0, m), "status": f"does not apply: {why}"}
@@ -766,7 +798,9 @@ DEC_TEXT = {
         "task trained by its Eq. 2, FedRecovery from FedSGD, FATS-Unl from FedAvg over sampled clients, HDUS from its "
         "seed models) and is judged on the remaining clients' models, averaged over them. memorisation_gap: forget "
         "minus test accuracy (about 0 for a model that never saw the forget set, IID data); status, paired over "
-        "seeds: uninformative unless the method's own original carried the forget set (its gap above retraining's by "
+        "seeds: uninformative when any judged model, the method's or its original's, puts more than 95 % of its "
+        "test predictions in one class (its gap is near zero whether or not it forgot), and unless the method's own "
+        "original carried the forget set (its gap above retraining's by "
         "more than 0.005 on average, one-sided paired t-test at 5 %); then removed when the method is measurably "
         "below its original and not above retraining, kept when the reverse, partly removed when both. Attacks: "
         "the loss threshold (the papers' style), RMIA and LiRA (Carlini et al. 2022, on the same references; "
