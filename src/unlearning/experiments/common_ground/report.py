@@ -432,6 +432,11 @@ def removal_status(gap: list[float], own_original_gap: list[float], retrain_gap:
     return ("removed" if removed else "kept") + f": {numbers}"
 
 
+def _per_seed(rows: pd.DataFrame, group: str, key: str, column: str = "memorisation_gap") -> list:
+    """One setting's `column` of a method or an original (`group`, `key`), one value per seed in seed order."""
+    return rows[(rows.group == group) & (rows.key == key)].sort_values("seed")[column].tolist()
+
+
 def decentralized_tables(results: list[dict], timings: dict) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
     """Per setting, one row per method (seed mean and std) with its status; and the originals table."""
     metrics = [*METRICS, *attack_columns(attacks_of(results))]
@@ -446,18 +451,15 @@ def decentralized_tables(results: list[dict], timings: dict) -> tuple[dict[str, 
             tables[setting] = part
             continue
         per_seed = rows[rows.setting == setting]
-        seeds = lambda group, key, col="memorisation_gap": per_seed[  # noqa: E731
-            (per_seed.group == group) & (per_seed.key == key)].sort_values("seed")[col].tolist()
-        gaps = seeds
-        retrain_gap = gaps("methods", "retrain") or None
+        retrain_gap = _per_seed(per_seed, "methods", "retrain") or None
         part["method"] = list(part.label)
         part["unlearn_s"] = [timings.get(setting, {}).get(k) for k in part.key]
         part["status"] = [
             "reference: exact retraining" if k == "retrain" else
             "missing: no retraining to compare with" if retrain_gap is None else
-            removal_status(gaps("methods", k), gaps("originals", tb), retrain_gap,
-                           shares=seeds("methods", k, "top_class_shares"),
-                           original_shares=seeds("originals", tb, "top_class_shares"))
+            removal_status(_per_seed(per_seed, "methods", k), _per_seed(per_seed, "originals", tb), retrain_gap,
+                           shares=_per_seed(per_seed, "methods", k, "top_class_shares"),
+                           original_shares=_per_seed(per_seed, "originals", tb, "top_class_shares"))
             for k, tb in zip(part.key, part.trained_by)]
         r0 = next(r for r in results if r["setting"] == setting)
         extra = [{"setting": setting, "method": label(r0, m), "status": f"does not apply: {why}"}
