@@ -39,6 +39,14 @@ VENDOR_DEPENDENT = {
 }
 
 
+# operation families a setting leaves to the CPU by design, so that the setting's check skips them: torch_portable
+# sets only torch's libraries' variables (ATen, MKL, oneDNN), and numpy's SIMD dispatch, OpenBLAS's kernel choice and
+# glibc's libm (FMA variants, which ATen's unvectorised double kernels call) follow the CPU. An AVX2-only AMD EPYC
+# (2026-11-29) computes other numpy and OpenBLAS bits under it than the two AVX-512 machines; under `portable`, which
+# pins those too, it computes theirs.
+NOT_PINNED_BY = {"torch_portable": {"numpy_ufuncs", "openblas_gemm", "aten_elementwise_double"}}
+
+
 def _digest(*arrays) -> str:
     h = hashlib.sha1()
     for a in arrays:
@@ -196,7 +204,8 @@ def main() -> None:
     if args.write:
         record = json.loads(RECORD.read_text()) if RECORD.is_file() else {"settings": {}, "machines": []}
         record["settings"] = SETTINGS
-        record["machines"] = [m for m in record["machines"] if m["machine"]["cpu"] != machine["cpu"]]
+        same = lambda m: (m["cpu"], m["native_capability"]) == (machine["cpu"], machine["native_capability"])  # noqa
+        record["machines"] = [m for m in record["machines"] if not same(m["machine"])]  # one entry per CPU and width
         record["machines"].append(entry)
         tmp = RECORD.with_suffix(".tmp")
         tmp.write_text(json.dumps(record, indent=2) + "\n")
