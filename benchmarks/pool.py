@@ -44,7 +44,8 @@ def main() -> None:
     with torch.no_grad():
         for what, shape in SHAPES.items():
             x = torch.randn(*shape, generator=torch.Generator().manual_seed(0)).relu()
-            aten, ours = median_ms(lambda: torch.max_pool2d(x, 2), args.reps), median_ms(lambda: pool(x), args.reps)
+            aten, ours = (median_ms(lambda x=x: torch.max_pool2d(x, 2), args.reps),
+                          median_ms(lambda x=x: pool(x), args.reps))
             rows[what] = {"shape": list(shape), "aten_ms": round(aten, 3), "strided_maximum_ms": round(ours, 3),
                           "speedup": round(aten / ours, 2)}
             print(f"{what:<28} ATen {aten:7.2f} ms  strided maximum {ours:6.2f} ms  {aten / ours:5.1f}x")
