@@ -387,7 +387,7 @@ def one_class(shares: list[list[float] | None], what: str) -> str | None:
     share of test predictions in its most predicted class, the judge's `top_class_shares`) predict one class
     (report/claims.not_one_class). Such a model's forget and test accuracy are both near chance, so its gap is near
     zero whether or not it forgot: a mean over it reads as removal. Standards: no one-class model counts."""
-    judged = [s for seed in shares for s in seed]
+    judged = [s for seed in shares if seed is not None for s in seed]
     bad = [s for s in judged if not claims.not_one_class(s, what).ok]
     if not bad:
         return None
@@ -416,7 +416,7 @@ def removal_status(gap: list[float], own_original_gap: list[float], retrain_gap:
                f"{len(gap)} seed{'s' * (len(gap) > 1)}")
     checked = [s for s in (shares, original_shares) if s is not None and all(x is not None for x in s)]
     for what, part in (("the method's", shares), ("its original's", original_shares)):
-        why = one_class([x for x in part or [] if x is not None], what)
+        why = one_class(part or [], what)
         if why:
             return f"{UNINFORMATIVE}: {why} ({numbers})"
     if len(checked) < 2:
