@@ -259,16 +259,22 @@ def example_method(example_install, monkeypatch):
     """The example package's method, found as installed (its entry point) for the test's duration."""
     import sys
 
-    from unlearning import method_names
-    from unlearning.methods import METHODS
+    from unlearning.plugins import scratch
 
     monkeypatch.syspath_prepend(str(example_install))
-    method_names.modules.cache_clear()
-    yield "gradient_ascent"
-    METHODS.pop("gradient_ascent", None)
+    with scratch():  # the registries find its entry point, and forget it after the test
+        yield "gradient_ascent"
     sys.modules.pop("gradient_ascent", None)
     monkeypatch.undo()
-    method_names.modules.cache_clear()
+
+
+@pytest.fixture
+def plugin_scratch():
+    """The plugin registries restored after the test (a test that declares a plugin of its own)."""
+    from unlearning.plugins import scratch
+
+    with scratch():
+        yield
 
 
 @pytest.fixture

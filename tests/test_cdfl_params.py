@@ -61,7 +61,7 @@ BAD = [
     (lambda c: c["calibration"].update(max_rounds=0), "calibration.max_rounds", "1"),
     (lambda c: c["calibration"].update(optimizers=[]), "calibration.optimizers", "non-empty"),
     (lambda c: c["synthetic_timing"].update(rounds=1), "synthetic_timing.rounds", "2"),
-    (lambda c: c["synthetic_timing"].update(datasets=["svhn"]), "synthetic_timing.datasets.0", "cifar10"),
+    (lambda c: c["synthetic_timing"].update(datasets=["svhn2"]), "synthetic_timing.datasets.0", "did you mean svhn"),
 ]
 
 

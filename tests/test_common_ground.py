@@ -241,7 +241,7 @@ def test_report_without_data_says_missing_with_the_reason(tmp_path):
     (lambda c: c["budget"].update(epsilon=2.0), "common.budget.epsilon"),  # DU's certificate: epsilon <= 1
     # a method no module registers: the key and the registered names
     (lambda c: c["decentralized"]["client"].update(methods=["retrain", "neggrad"]),
-     r"common.decentralized.client.methods.1: 'neggrad' is not one of \['du', 'fats', .*'rrdu'.*\]"),
+     r"common.decentralized.client.methods.1: 'neggrad' is not valid; did you mean neggrad_plus\? valid: du, "),
 ])
 def test_bad_common_params_stop_in_one_line_naming_the_key(edit, key):
     from unlearning.config import ParamsError, check_params
@@ -256,15 +256,18 @@ def test_bad_common_params_stop_in_one_line_naming_the_key(edit, key):
 def test_a_method_starting_from_no_training_family_stops_check_params(monkeypatch):
     """The workflow picks a method job's original from the method's declaration: a family no module provides stops
     the workflow before any job, naming the key and the families there are."""
-    from unlearning import method_names
-    from unlearning.config import ParamsError, check_params
+    import dataclasses
 
-    declared = method_names.declared
-    monkeypatch.setattr(method_names, "declared", lambda m: {**declared(m), "original": "gossip"} if m == "salun"
-                        else declared(m))
+    from unlearning.config import ParamsError, check_params
+    from unlearning.methods import METHODS
+
+    monkeypatch.setitem(METHODS.all(), "salun", dataclasses.replace(METHODS["salun"], original="gossip"))
     params = yaml.safe_load((ROOT / "tests" / "config" / "tiny.yaml").read_text())
-    with pytest.raises(ParamsError, match=r"common.decentralized.client.methods: 'salun' starts from the original "
-                                          r"'gossip', which no training family provides; valid: dsgd, eq2, fats"):
+    from unlearning.families import FAMILIES
+
+    with pytest.raises(ParamsError, match=r"common.decentralized.client.methods: 'salun' \(unlearning.methods.salun\) "
+                                          r"starts from the original 'gossip', which no training family provides; "
+                                          f"valid: {', '.join(FAMILIES.names())} "):
         check_params(params)
 
 
@@ -277,11 +280,12 @@ from unlearning.experiments.common_ground.report import decentralized_tables, re
 @pytest.fixture(scope="module")
 def client_run(tiny, tmp_path_factory):
     """The client setting with every registered method configured (each applies to it)."""
-    from unlearning.method_names import names
+    from unlearning.methods import METHODS
 
     params, features, _ = tiny
     params = json.loads(json.dumps(params))
-    params["common"]["decentralized"]["client"]["methods"] = names()
+    params["common"]["decentralized"]["client"]["methods"] = [m for m in METHODS if "client" not in
+                                                              METHODS[m].does_not_apply]
     out = tmp_path_factory.mktemp("dec")
     dec.step_decentralized(params, "client", 0, features, str(out / "c.json"), str(out / "t.json"),
                            str(out / "c.safetensors"))
@@ -291,12 +295,13 @@ def client_run(tiny, tmp_path_factory):
 def test_client_setting_runs_every_method_from_its_own_original_and_reruns_byte_identical(client_run):
     params, features, out = client_run
     result = json.loads((out / "c.json").read_text())
-    from unlearning.methods import registry
+    from unlearning.methods import METHODS
 
-    assert set(result["methods"]) == set(registry.names())  # every registered method ran
-    assert set(result["originals"]) == {"dsgd", "eq2", "fedsgd", "fats", "hdus", "walk"}
+    configured = params["common"]["decentralized"]["client"]["methods"]
+    assert set(result["methods"]) == set(configured)  # every method that applies ran
+    assert set(result["originals"]) == {METHODS[m].original for m in configured}
     for key, m in result["methods"].items():
-        assert m["trained_by"] in result["originals"] and m["label"] == registry.load(key).label
+        assert m["trained_by"] in result["originals"] and m["label"] == METHODS[key].label
         assert m["models"] == (1 if key in ("fedrecovery", "fats", "rrdu") else 3)  # 4 clients, the last removed
         for metric in ("test_accuracy", "forget_accuracy", "rmia_auc", "rmia_tpr_at_1pct_fpr"):
             assert 0.0 <= m[metric] <= 1.0
@@ -411,10 +416,11 @@ def test_sample_setting_says_which_methods_do_not_apply(tiny, tmp_path):
     assert {"retrain", "finetune", "du"} <= configured
     assert set(result["methods"]) == configured and set(result["originals"]) == {"dsgd"}
     assert result["forget_samples"] == 4 * 4  # 10 % of 40 at each of the 4 clients
-    from unlearning.method_names import names
+    from unlearning.methods import METHODS
 
     # every registered method has its row here or says why it does not apply (none is left out silently)
-    assert set(result["does_not_apply"]) == set(names()) - configured
+    assert set(result["does_not_apply"]) == {m for m in METHODS if "sample" in METHODS[m].does_not_apply}
+    assert set(result["does_not_apply"]) <= set(METHODS.names()) - configured
     assert all(why for why in result["does_not_apply"].values())
     timing = json.loads((tmp_path / "t.json").read_text())
     assert timing["setting"] == "sample" and timing["seed"] == 1
@@ -608,15 +614,19 @@ def test_r2d_calibration_sentence_says_whether_the_full_batch_gaps_contradict_th
 
 def test_a_method_from_an_outside_package_is_configured_attacked_and_judged(tiny, tmp_path, example_method):
     """examples/gradient_ascent, installed (conftest's example_install): its entry point makes it a method."""
-    from unlearning.config import check_params
-    from unlearning.method_names import outside_files
+    from unlearning.config import ParamsError, check_params
+    from unlearning.methods import METHODS
 
     params, features, _ = tiny
     params = json.loads(json.dumps(params))
     params["common"]["decentralized"]["client"]["methods"] = ["retrain", example_method]
     params["common"]["decentralized"][example_method] = {"rounds": 2, "lr": 0.1}
-    check_params(params)  # its name is valid and its params block allowed
-    assert [Path(f).name for f in outside_files(["retrain", example_method])] == ["gradient_ascent.py"]
+    check_params(params)  # its name is valid and its params block its declared keys
+    assert Path(METHODS.file(example_method)).name == "gradient_ascent.py"
+    params["common"]["decentralized"][example_method]["lr"] = -0.1
+    with pytest.raises(ParamsError, match=f"common.decentralized.{example_method}.lr: -0.1 is less than"):
+        check_params(params)
+    params["common"]["decentralized"][example_method]["lr"] = 0.1
     dec.step_decentralized(params, "client", 0, features, str(tmp_path / "c.json"), str(tmp_path / "t.json"),
                            str(tmp_path / "c.safetensors"))
     result = json.loads((tmp_path / "c.json").read_text())
@@ -671,7 +681,7 @@ def test_common_method_prints_the_named_methods_beside_retraining(tiny, tmp_path
         "original", "retrain", "fine-tune"]
     assert set(json.loads((tmp_path / "one.json").read_text())["methods"]) == {"retrain", "finetune"}
     assert main(argv[:3] + ["neggrad"] + argv[4:]) == 2  # a misspelt name: one line, exit 2
-    assert "'neggrad' unknown; valid: " in capsys.readouterr().err
+    assert "method 'neggrad': unknown; valid: " in capsys.readouterr().err
 
 
 def test_the_decentralized_audit_reads_the_exact_epsilon_of_each_client_against_retraining():
@@ -706,15 +716,15 @@ def test_the_decentralized_audit_reads_the_exact_epsilon_of_each_client_against_
 def test_du_states_the_noise_each_model_carries(client_run):
     """DU's row_noise_std is the std of the noise its models actually carry: the noised output minus the noiseless
     one (its audit pair), per row, over the d coordinates."""
-    from unlearning.experiments.common_ground import families
-    from unlearning.methods import registry
+    from unlearning import families
+    from unlearning.methods import METHODS
 
     params, features, out = client_run
     for setting in ("client", "sample"):
         setup = dec.make_setup(params, setting, 0, features)
         with tempfile.TemporaryDirectory() as tmp:
             orig = families.train("dsgd", families.Context(setup, lambda: None, Path(tmp)))
-            du = registry.load("du")
+            du = METHODS["du"]
             cfg = {**setup.cfg["du"], "epsilon": 1.0, "delta": 1e-5}
             res = du(orig.state, setup.request, cfg)
             noiseless, stds = du.audit_pair(orig.state, setup.request, cfg, res)
@@ -746,18 +756,14 @@ def test_the_reference_study_reads_each_attack_with_the_first_k_references(tiny,
         dec.Judge.with_references(type("J", (), {"p_ref": np.zeros((4, 2))})(), 3)
 
 
-def test_an_attack_declared_once_is_run_on_every_model_and_reported(tiny, monkeypatch):
+def test_an_attack_declared_once_is_run_on_every_model_and_reported(tiny, plugin_scratch):
     """issue 55: a reference-model attack is one `@reference_attack` declaration; listed in attack.scores, the judge
     runs it on every judged model (its AUC is the AUC of its scores, computed here directly) and the report's tables
     gain its columns under its label. Here: the target's confidence in the true label, declared in this test."""
     from sklearn.metrics import roc_auc_score
 
-    from unlearning import attack_names
     from unlearning.evaluate.attacks import protocol
 
-    declared = attack_names._declared()
-    monkeypatch.setattr(attack_names, "_declared", lambda: {**declared, "confidence": (__name__, "Confidence")})
-    monkeypatch.setattr(protocol, "REFERENCE_ATTACKS", dict(protocol.REFERENCE_ATTACKS))  # restored after the test
     protocol.reference_attack("confidence", label="Confidence")(
         lambda refs: protocol.Fitted(lambda p_cand, p_pop: p_cand))
     params, features, _ = tiny
@@ -774,7 +780,7 @@ def test_an_attack_declared_once_is_run_on_every_model_and_reported(tiny, monkey
         assert 0.0 <= row["confidence_auc"] <= 1.0 and "confidence_tpr_at_1pct_fpr" in row
     tables, originals = decentralized_tables([result], {})
     assert {"confidence_auc", "rmia_auc", "lira_auc"} <= set(tables["client"].columns) & set(originals.columns)
-    assert attack_names.readable("confidence")["confidence_auc"] == "Confidence AUC"
+    assert protocol.readable("confidence")["confidence_auc"] == "Confidence AUC"
 
 
 def test_a_misspelt_attack_stops_the_params_check_naming_the_valid_ones(tmp_path):

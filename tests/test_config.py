@@ -32,31 +32,31 @@ BAD = [
     ("privacy.delta", 0, "valid: a number > 0 and < 1"),
     ("spine.forget.client", 10, "spine.forget.client: 10 is not a client index; valid: 0..9"),
     ("spine.forget.fraction", 1.5, "spine.forget.fraction"),
-    ("spine.dataset", "imagenet", "'imagenet' is not one of"),
-    ("spine.model", "vit", "spine.model: 'vit' is not one of"),
-    ("spine.topology.kind", "star", "spine.topology.kind: 'star' is not one of"),
-    ("spine.methods", ["retrain", "magic"], "'magic' is not one of"),
-    ("scale", "huge", "scale: 'huge' is not one of ['quick', 'paper']"),
+    ("spine.dataset", "imagenet", "spine.dataset: 'imagenet' is not valid; valid: cifar10"),
+    ("spine.model", "vit", "spine.model: 'vit' is not valid; valid: logreg, mlp"),
+    ("spine.topology.kind", "star", "spine.topology.kind: 'star' is not valid; valid: ring"),
+    ("spine.methods", ["retrain", "magic"], "spine.methods.1: 'magic' is not valid; valid: retrain, finetune"),
+    ("scale", "huge", "scale: 'huge' is not valid; valid: quick, paper"),
     ("spine.topology.p_edge", 2, "valid: a number > 0 and <= 1"),
     ("spine.clients", 1, "spine.clients"),
     ("spine.train.local_steps", 5, "set exactly one of them"),
     ("spine.forget.kind", "class", None),  # valid on its own; combined below
-    ("spine.quick.colour", "red", "spine.quick: 'colour' is not one of ['dataset'"),
+    ("spine.quick.colour", "red", "spine.quick.colour: unknown key; valid keys here: dataset"),
     ("spine.quick.train", {"lr": -1}, "spine.quick merged: train.lr"),
     ("spine.quick.partition", {"train_per_client": 7000}, "valid: at most 6000"),
-    ("engine.strategy", "threads", "engine.strategy: 'threads' is not one of"),
-    ("device", "tpu", "device: 'tpu' is not one of"),
-    ("pdudt.train.mixing", "gossip", "pdudt.train.mixing: 'gossip' is not one of ['model', 'gradient']"),
+    ("engine.strategy", "threads", "engine.strategy: 'threads' is not valid; valid: auto, vmap, loop"),
+    ("device", "tpu", "device: 'tpu' is not valid; did you mean cpu? valid: auto, cpu, cuda"),
+    ("pdudt.train.mixing", "gossip", "pdudt.train.mixing: 'gossip' is not valid; valid: model, gradient"),
     ("pdudt.default_sigma", 0.5, "pdudt.default_sigma: 0.5 is not in pdudt.sigmas"),
     ("pdudt.quick.pdudt_es", {"es_rounds": 100}, "pdudt.pdudt_es.es_rounds: 100 exceeds pdudt.train.rounds = 80"),
     ("pdudt.quick.datasets", ["fashion_mnist", "synthetic"], "pdudt.models: no model for dataset 'synthetic'"),
     ("spine.partition.kind", "class_to_target", None),
     ("pdudt.settings.candidates.iid", {"partition": {"kind": "stripes"}},
-     "pdudt.settings.candidates.iid merged: partition.kind: 'stripes' is not one of"),
+     "pdudt.settings.candidates.iid merged: partition.kind: 'stripes' is not valid; valid: iid"),
     ("pdudt.settings.candidates.cnn", {"train": {"mixing": "gradient"}}, None),  # PDUDT replays either mixing
     ("pdudt.settings.candidates.cnn", {"train": {"local_epochs": 2}},  # the quick default takes local_steps
      "pdudt.settings.candidates.cnn.train.local_epochs / local_steps: set exactly one of them"),
-    ("pdudt.settings.candidates.cnn", {"colour": "red"}, "pdudt.settings.candidates.cnn: 'colour' is not one of"),
+    ("pdudt.settings.candidates.cnn", {"colour": "red"}, "pdudt.settings.candidates.cnn.colour: unknown key; valid keys here: datasets"),
     ("pdudt.settings.candidates", {"Bad_name": {}}, "'Bad_name' does not match"),
     ("pdudt.settings.datasets", ["synthetic"],
      "pdudt.settings.datasets: experiment 'pdudt-eq2_synthetic': 'synthetic' is not in pdudt.datasets"),
@@ -184,15 +184,20 @@ def test_cli_exits_non_zero_with_one_line(tmp_path, params):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["params.yaml"]
 
 
-def test_report_steps_never_import_torch():
+def test_report_steps_never_import_torch(tmp_path):
     """A step that only reads results into a report skips torch's 2-3 s import (issue 40: the workflow runs dozens
-    of them, the tests many): the command line itself and a report step leave torch unloaded; a compute step
-    loads it and sets its threads."""
-    code = ("import sys; from unlearning.__main__ import main; rc = main(sys.argv[1:]); "
-            "print('torch' in sys.modules, sys.modules['torch'].get_num_threads() if 'torch' in sys.modules else 0)")
-    light = subprocess.run([sys.executable, "-c", code, "--params", str(ROOT / "params.yaml"), "check-params"],
-                           capture_output=True, text=True, cwd=ROOT)
-    assert light.returncode == 0 and light.stdout.split()[-2:] == ["False", "0"], light.stderr[-500:]
+    of them, the tests many): a job reading the resolved file a plan wrote (and checked with every plugin) re-checks
+    what needs no plugin, and imports no plugin module, so torch stays unloaded; a step given any other file checks
+    the plugins too (importing them). Compute steps load torch and set its threads."""
+    from unlearning.config import check_params, load_params
+    from unlearning.resolved import write_resolved
+
+    resolved = write_resolved(check_params(load_params(ROOT / "params.yaml")), tmp_path / ".snakemake" / "resolved")
+    code = ("import sys; from unlearning.__main__ import load_checked, planned; path = sys.argv[1]; "
+            "load_checked(path, plugins=not planned(path)); print('torch' in sys.modules)")
+    for path, torch_loaded in ((resolved, "False"), (ROOT / "params.yaml", "True")):
+        run = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, cwd=ROOT)
+        assert run.returncode == 0 and run.stdout.split()[-1] == torch_loaded, run.stderr[-500:]
     from unlearning.__main__ import reads_results_only
 
     assert reads_results_only("common-report") and reads_results_only("index")
@@ -211,14 +216,17 @@ def test_snakemake_stops_before_any_job(tmp_path, params):
 
 def test_a_centralized_method_is_checked_against_the_runners_and_its_block_must_exist(tmp_path):
     """common.centralized.methods and common.mlp.methods are the registered runners (methods/, register_central); a
-    runner reading its own block (params_key) stops check-params where the block is missing."""
+    runner's own block (params_key) takes its declared defaults where missing and holds its declared keys only."""
     from unlearning.config import ParamsError, check_params
 
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     params["common"]["mlp"]["methods"] = ["r2d", "sglu"]
-    with pytest.raises(ParamsError, match=r"common\.mlp\.methods\.1: 'sglu' is not one of \['cns', 'hf', "):
+    with pytest.raises(ParamsError, match=r"common\.mlp\.methods\.1: 'sglu' is not valid; did you mean salun\? "
+                                          r"valid: cns, hf, "):
         check_params(params)
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
-    del params["common"]["centralized"]["salun"]
-    with pytest.raises(ParamsError, match=r"common\.centralized\.salun: missing; 'salun' runs on the convex model"):
+    del params["common"]["centralized"]["salun"]  # a missing block is its declared defaults
+    assert check_params(params)["common"]["centralized"]["salun"] == {"steps": 50, "lr": 1.0, "ratio": 0.5}
+    params["common"]["centralized"]["salun"] = {"steps": 50, "lr": 1.0, "ration": 0.5}
+    with pytest.raises(ParamsError, match=r"common\.centralized\.salun\.ration: unknown key; did you mean ratio\?"):
         check_params(params)

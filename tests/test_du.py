@@ -295,10 +295,10 @@ def trained(tiny, tmp_path_factory):
 def test_du_through_the_method_registry(trained):
     import copy
 
-    from unlearning.methods import get_method
+    from unlearning.methods import METHODS
 
     state, setup = trained
-    method = get_method("du")
+    method = METHODS["du"]
     client = method(state, setup.request, {"client_weight": "literal"})  # the tiny setup removes client 3
     assert client.clients == [0, 1, 2] and client.theta.shape == (3, setup.spec.dim)
     assert client.cost.communication_floats == client.certificate["messages"] * setup.spec.dim > 0

@@ -12,7 +12,7 @@ import torch
 from unlearning.experiment import load_setup
 from unlearning.experiments.spine import steps
 from unlearning.files import load_tensors
-from unlearning.methods import TrainedState, get_method
+from unlearning.methods import METHODS, TrainedState
 
 
 @pytest.fixture(scope="module")
@@ -32,15 +32,10 @@ def state_of(params, features, split, out):
 
 
 def test_unknown_method_names_the_valid_ones():
-    from unlearning.methods import registry
+    from unlearning.plugins import PluginError
 
-    with pytest.raises(KeyError, match="not registered here; registered: .*retrain"):
-        get_method("magic")
-    from unlearning.method_names import names
-
-    assert {"du", "finetune", "pdudt", "retrain", "rrdu"} <= set(names())
-    with pytest.raises(KeyError, match=f"method: 'magic' unknown; valid: {', '.join(names())}\""):
-        registry.load("magic")
+    with pytest.raises(PluginError, match=f"method 'magic': unknown; valid: {', '.join(METHODS.names())} "):
+        METHODS["magic"]
 
 
 def test_retrain_without_forgetting_reproduces_training_exactly(trained):
@@ -49,7 +44,7 @@ def test_retrain_without_forgetting_reproduces_training_exactly(trained):
     nothing = copy.deepcopy(setup.request)
     nothing.masks = [torch.zeros_like(m) for m in nothing.masks]
     nothing.removed = ()
-    result = get_method("retrain")(state, nothing, {})
+    result = METHODS["retrain"](state, nothing, {})
     assert result.clients == [0, 1, 2, 3]
     assert result.theta.device == state.theta.device == setup.theta0.device
     assert torch.equal(result.theta, state.theta)
@@ -58,12 +53,12 @@ def test_retrain_without_forgetting_reproduces_training_exactly(trained):
 def test_retrain_never_sees_the_forgotten_client(trained):
     params, features, split, out = trained
     state, setup = state_of(params, features, split, out)
-    first = get_method("retrain")(state, setup.request, {})
+    first = METHODS["retrain"](state, setup.request, {})
     assert first.clients == [0, 1, 2] and first.theta.shape[0] == 3
     assert first.cost.grad_evals == 3 * 40 * 3  # rounds x samples x remaining clients
     forgotten = setup.request.samples(setup.data.indices)
     setup.data.x[forgotten] = torch.randn_like(setup.data.x[forgotten])  # change only the forgotten data
-    second = get_method("retrain")(state, setup.request, {})
+    second = METHODS["retrain"](state, setup.request, {})
     assert torch.equal(first.theta, second.theta)
     assert not torch.equal(first.theta, state.theta[:3])
 
@@ -71,7 +66,7 @@ def test_retrain_never_sees_the_forgotten_client(trained):
 def test_finetune_continues_from_the_last_checkpoint(trained):
     params, features, split, out = trained
     state, setup = state_of(params, features, split, out)
-    result = get_method("finetune")(state, setup.request, {"rounds": 2, "lr": 0.1})
+    result = METHODS["finetune"](state, setup.request, {"rounds": 2, "lr": 0.1})
     assert result.clients == [0, 1, 2]
     assert result.cost.grad_evals == 2 * 40 * 3
     assert result.cost.bytes_read > 0 and result.certificate == {}
@@ -86,7 +81,7 @@ def test_neggrad_plus_at_alpha_one_is_descent_on_the_retained_data_by_every_clie
 
     params, features, split, out = trained
     state, setup = state_of(params, features, split, out)
-    result = get_method("neggrad_plus")(state, setup.request, {"rounds": 2, "lr": 0.1, "alpha": 1.0})
+    result = METHODS["neggrad_plus"](state, setup.request, {"rounds": 2, "lr": 0.1, "alpha": 1.0})
     theta, clients = state.checkpoints().load(state.rounds)
     rounds = range(state.rounds, state.rounds + 2)
     expected, _ = train(setup.model, setup.spec, theta.to(setup.device), setup.data.retained(setup.request.masks),
@@ -106,13 +101,13 @@ def test_neggrad_plus_ascent_raises_the_forget_loss_and_a_bad_alpha_is_refused(t
     loss = make_loss(setup.model, setup.spec)
     ones = torch.ones(len(y), device=x.device)
     before = loss(state.theta[3], x, y, ones)  # the leaving client's model, on its own data
-    ascent = get_method("neggrad_plus")(state, setup.request, {"rounds": 1, "lr": 0.1, "alpha": 0.0})
-    descent = get_method("neggrad_plus")(state, setup.request, {"rounds": 1, "lr": 0.1, "alpha": 1.0})
+    ascent = METHODS["neggrad_plus"](state, setup.request, {"rounds": 1, "lr": 0.1, "alpha": 0.0})
+    descent = METHODS["neggrad_plus"](state, setup.request, {"rounds": 1, "lr": 0.1, "alpha": 1.0})
     # the leaving client's ascent reaches the others through the mixing: their loss on its data is higher
     assert all(loss(a, x, y, ones) > loss(d, x, y, ones) for a, d in zip(ascent.theta, descent.theta))
     assert before.isfinite()
     with pytest.raises(ValueError, match=r"neggrad_plus.alpha = 1.5: valid: a number in \[0, 1\]"):
-        get_method("neggrad_plus")(state, setup.request, {"rounds": 1, "lr": 0.1, "alpha": 1.5})
+        METHODS["neggrad_plus"](state, setup.request, {"rounds": 1, "lr": 0.1, "alpha": 1.5})
 
 
 def test_salun_saliency_keeps_the_top_ratio_and_random_labels_differ_from_the_true_ones():
@@ -133,33 +128,30 @@ def test_salun_moves_only_the_salient_weights(trained):
     params, features, split, out = trained
     state, setup = state_of(params, features, split, out)
     theta, clients = state.checkpoints().load(state.rounds)
-    result = get_method("salun")(state, setup.request, {"rounds": 2, "lr": 0.1, "ratio": 0.25})
+    result = METHODS["salun"](state, setup.request, {"rounds": 2, "lr": 0.1, "ratio": 0.25})
     assert result.clients == [0, 1, 2] and result.cost.communication_floats > 0 and result.certificate == {}
     moved = (result.theta != theta[:3].to(result.theta)).any(0)
     assert 0 < int(moved.sum()) <= module.math.ceil(0.25 * theta.shape[1])
     with pytest.raises(ValueError, match=r"salun.ratio = 0.0: valid: a number in \(0, 1\]"):
-        get_method("salun")(state, setup.request, {"rounds": 1, "lr": 0.1, "ratio": 0})
+        METHODS["salun"](state, setup.request, {"rounds": 1, "lr": 0.1, "ratio": 0})
 
 
-def test_the_centralized_runners_are_read_from_the_sources_as_their_modules_register_them():
-    """`@register_central` (issue 55): the names per model that the schema and the workflow read without importing
-    anything are the ones the imported modules register, with the same labels; a method on the convex model only
-    names why not on the MLP; an unknown runner is refused with the registered ones."""
-    from unlearning import method_names
-    from unlearning.methods import CENTRAL, registry
+def test_a_runner_on_the_convex_model_only_says_why_not_on_the_mlp_and_an_unknown_one_names_the_valid_ones():
+    """`@register_central` (issue 55): each runner is its module's; a method with a convex runner and none on the MLP
+    names why in its declaration (the MLP table's row); asking for a runner a model lacks names the ones it has."""
+    from unlearning.methods import CENTRAL, central_runner
+    from unlearning.plugins import PluginError
 
-    declared = method_names.central()
-    for (name, model), (module, kw) in declared.items():
-        info = registry.load_central(name, model)
-        assert (info.module, info.label, info.params_key) == (module, kw["label"], kw.get("params_key"))
-    assert set(CENTRAL) == set(declared)
-    convex, mlp = set(method_names.central_names("convex")), set(method_names.central_names("mlp"))
-    assert {"sglu", "lu", "d2d", "r2d", "hf", "cns", "neggrad_plus", "salun"} <= convex
-    assert {"r2d", "hf", "cns", "neggrad_plus", "salun"} <= mlp
+    convex = {n for n, m in CENTRAL.all() if m == "convex"}
+    mlp = {n for n, m in CENTRAL.all() if m == "mlp"}
+    assert convex - mlp and mlp
+    for (name, model), info in CENTRAL.all().items():
+        assert (info.name, info.model) == (name, model) and info.module.startswith("unlearning.methods.")
     for name in convex - mlp:
-        assert registry.load_central(name, "convex").does_not_apply["mlp"]
-    with pytest.raises(KeyError, match="'sglu' on the mlp model: no @register_central.*registered: cns"):
-        registry.load_central("sglu", "mlp")
+        assert central_runner(name, "convex").does_not_apply["mlp"]
+        with pytest.raises(PluginError, match=f"'{name}' on the mlp model: no @register_central.*valid: "
+                                              f"{', '.join(sorted(mlp))}$"):
+            central_runner(name, "mlp")
 
 
 def test_retain_forget_descent_ascends_on_the_canary_moves_only_the_mask_and_stops_when_it_diverges():

@@ -13,7 +13,7 @@ from unlearning.experiment import load_setup
 from unlearning.experiments.spine import steps
 from unlearning.files import load_tensors
 from unlearning.history import History
-from unlearning.methods import TrainedState, get_method
+from unlearning.methods import METHODS, TrainedState
 from unlearning.methods.pdudt import client_correction, client_noise
 from unlearning.methods.pdudt import unlearn as pdudt_unlearn
 from unlearning.privacy.gaussian import epsilon, sigma_for
@@ -62,7 +62,7 @@ def test_exact_at_t1_equal_1(tiny, tmp_path, no_tf32):
         p = gradient_mixing(params, rounds=1, local_steps=local_steps)
         state = trained_state(p, features, split, tmp_path / f"s{local_steps}")
         history = History(tmp_path / f"s{local_steps}" / "history")
-        retrained = get_method("retrain")(state, state.setup.request, {})
+        retrained = METHODS["retrain"](state, state.setup.request, {})
         for k, c in enumerate(retrained.clients):
             # the correction replays the history on the CPU; the models live on the test device
             corrected = state.theta[c] - client_correction(history, c, p["spine"]["train"]["lr"], 1).to(state.theta)
@@ -135,9 +135,9 @@ def test_the_sum_ablation_drops_eq9s_weights(five_rounds):
 
 def test_es_over_the_full_horizon_is_pdudt(five_rounds):
     params, state = five_rounds
-    full = get_method("pdudt")(state, state.setup.request, {"sigma": 0.01})
-    es = get_method("pdudt_es")(state, state.setup.request, {"sigma": 0.01, "es_rounds": 5})
-    shorter = get_method("pdudt_es")(state, state.setup.request, {"sigma": 0.01, "es_rounds": 2})
+    full = METHODS["pdudt"](state, state.setup.request, {"sigma": 0.01})
+    es = METHODS["pdudt_es"](state, state.setup.request, {"sigma": 0.01, "es_rounds": 5})
+    shorter = METHODS["pdudt_es"](state, state.setup.request, {"sigma": 0.01, "es_rounds": 2})
     assert torch.equal(full.theta, es.theta)
     assert not torch.equal(full.theta, shorter.theta)
     assert full.clients == [0, 1, 2] and full.cost.grad_evals == 0 and full.cost.bytes_read > 0
@@ -146,8 +146,8 @@ def test_es_over_the_full_horizon_is_pdudt(five_rounds):
 def test_correction_moves_toward_retraining_and_noise_is_shared(five_rounds):
     """Same z_i for PDUDT and its noise-only ablation, so their difference is exactly the correction."""
     params, state = five_rounds
-    pdudt = get_method("pdudt")(state, state.setup.request, {"sigma": 0.05})
-    ablation = get_method("noise_only")(state, state.setup.request, {"sigma": 0.05})
+    pdudt = METHODS["pdudt"](state, state.setup.request, {"sigma": 0.05})
+    ablation = METHODS["noise_only"](state, state.setup.request, {"sigma": 0.05})
     history = state.history()
     correction = torch.stack([client_correction(history, c, params["spine"]["train"]["lr"], 5) for c in range(3)])
     correction = correction.to(pdudt.theta.device)
@@ -163,8 +163,8 @@ def test_pdudt_replays_a_model_mixing_history_and_says_which(tiny, five_rounds, 
     p["spine"]["train"].update(rounds=5, checkpoint_every=5)
     assert p["spine"]["train"]["mixing"] == "model"
     state = trained_state(p, features, split, tmp_path)
-    pdudt = get_method("pdudt")(state, state.setup.request, {"sigma": 0.05})
-    ablation = get_method("noise_only")(state, state.setup.request, {"sigma": 0.05})
+    pdudt = METHODS["pdudt"](state, state.setup.request, {"sigma": 0.05})
+    ablation = METHODS["noise_only"](state, state.setup.request, {"sigma": 0.05})
     history = state.history()
     correction = torch.stack([client_correction(history, c, p["spine"]["train"]["lr"], 5) for c in range(N - 1)])
     torch.testing.assert_close(ablation.theta - pdudt.theta, correction.to(pdudt.theta.device), atol=1e-6, rtol=1e-5)
@@ -172,7 +172,7 @@ def test_pdudt_replays_a_model_mixing_history_and_says_which(tiny, five_rounds, 
     assert pdudt.certificate["replay"].startswith("heuristic replay under D-PSGD")
     assert "approximation" in pdudt.certificate["replay"] and ablation.certificate["replay"] is None
     _, eq2_state = five_rounds
-    eq2 = get_method("pdudt")(eq2_state, eq2_state.setup.request, {"sigma": 0.05})
+    eq2 = METHODS["pdudt"](eq2_state, eq2_state.setup.request, {"sigma": 0.05})
     assert "as derived" in eq2.certificate["replay"]
 
 

@@ -18,7 +18,7 @@ from unlearning.experiments.pdudt import report
 from unlearning.experiments.pdudt.steps import load_variants, max_history_client, save_variants
 from unlearning.files import load_tensors, save_tensors
 from unlearning.history import History, HistoryWriter
-from unlearning.methods import TrainedState, get_method, hdus
+from unlearning.methods import METHODS, TrainedState, hdus
 from unlearning.methods.fats import fedavg_rounds, sample_clients, train_fats
 from unlearning.methods.fedrecovery import server_schedule, train_server
 from unlearning.report.compare import subset_status
@@ -43,7 +43,7 @@ def test_fedrecovery_is_exact_after_one_round(tiny, tmp_path):
     history.close()
     assert torch.allclose(theta, theta[0].expand_as(theta))  # complete graph: every client holds w
     state = TrainedState(setup, theta, list(range(n)), 1, tmp_path)
-    unlearned = get_method("fedrecovery")(state, setup.request, {"sigma": 1e-12})
+    unlearned = METHODS["fedrecovery"](state, setup.request, {"sigma": 1e-12})
     remaining = [c for c in range(n) if c != target]
     retrained, _ = train(setup.model, setup.spec, setup.theta0.expand(n - 1, -1).clone(),
                          setup.data.retained(setup.request.masks), remaining, server_schedule(setup), range(1),
@@ -88,8 +88,8 @@ def test_fedrecovery_noise_is_sigma_on_the_global_model(tiny, tmp_path):
     theta, _ = train_server(setup, 1, history)
     history.close()
     state = TrainedState(setup, theta, list(range(n)), 1, tmp_path)
-    quiet = get_method("fedrecovery")(state, setup.request, {"sigma": 1e-12}).theta
-    noisy = get_method("fedrecovery")(state, setup.request, {"sigma": 0.5}).theta
+    quiet = METHODS["fedrecovery"](state, setup.request, {"sigma": 1e-12}).theta
+    noisy = METHODS["fedrecovery"](state, setup.request, {"sigma": 0.5}).theta
     assert abs(float((noisy - quiet).std()) - 0.5) < 0.05  # no sqrt(n - 1) factor: one model
 
 
@@ -328,7 +328,7 @@ def test_fats_rollback_equals_fedavg_without_the_target(tiny, tmp_path):
     store = load_tensors(tmp_path / "history" / "rounds.safetensors")
     assert store["sampled"][:, target].any(), "the test needs the target sampled at least once"
     state = TrainedState(setup, w.unsqueeze(0), [-1], rounds, tmp_path)
-    unlearned = get_method("fats")(state, setup.request, {"clients_per_round": 3})
+    unlearned = METHODS["fats"](state, setup.request, {"clients_per_round": 3})
     never, _ = fedavg_rounds(setup, setup.theta0.clone(), setup.data.retained(setup.request.masks), range(rounds), 3,
                              exclude=target)
     torch.testing.assert_close(unlearned.theta[0], never, atol=1e-6, rtol=0)

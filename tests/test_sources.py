@@ -1,58 +1,42 @@
 """The import closure that Snakemake rules list as code inputs (unlearning/sources.py): editing a module re-runs
-the steps that import it and no others."""
+the steps that import it and no others; what a registry imports by scanning its package is not in it (a rule adds
+the plugins it runs)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from unlearning import methods
-from unlearning.sources import _imports, module_files
+from unlearning.sources import module_files
+
+ROOT = Path(methods.__file__).parents[1]
 
 
-def _names(module: str, dynamic: bool = True) -> set[str]:
-    return {Path(p).relative_to(Path(methods.__file__).parents[1]).as_posix() for p in module_files(module, dynamic)}
+def _names(module: str) -> set[str]:
+    return {Path(p).relative_to(ROOT).as_posix() for p in module_files(module)}
 
 
-def test_steps_depend_on_the_method_modules_they_import_and_the_registry_on_all():
-    """The spine's steps import their methods' modules: they depend on those, not on R2D's or RR-DU's method modules,
-    which other steps import directly. The registry (methods/registry.py) imports any method by name: the common
-    ground, which runs any configured method, depends on every module of the package."""
+def _package(folder: str) -> set[str]:
+    return {f"{folder}/{p.name}" for p in (ROOT / folder).glob("*.py")}
+
+
+def test_steps_depend_on_the_modules_they_import_and_not_on_the_plugins_a_registry_scans():
+    """The spine's steps run their methods through the registry: they depend on its protocol (methods/__init__.py)
+    and on no method module; R2D's steps import R2D's baselines directly and depend on them."""
     spine = _names("unlearning.experiments.spine.steps")
-    assert {"methods/retrain.py", "methods/finetune.py"} <= spine
-    assert not {"methods/r2d.py", "methods/r2d_baselines.py", "methods/rrdu.py", "methods/hdus.py",
-                "methods/registry.py"} & spine
+    assert "methods/__init__.py" in spine and "plugins.py" in spine
+    assert not (_package("methods") - {"methods/__init__.py"}) & spine
     assert "methods/r2d_baselines.py" in _names("unlearning.experiments.r2d.steps")
-    common = _names("unlearning.experiments.common_ground.decentralized")
-    package = Path(methods.__file__).parent
-    assert {f"methods/{p.name}" for p in package.glob("*.py")} <= common
 
 
-def test_the_common_grounds_jobs_depend_on_the_modules_they_import_by_name_only_as_the_workflow_lists_them():
-    """Without the by-name imports, the common ground's jobs (parts.py) depend on the registry and the families'
-    loader but on no method module and no family module: common.smk adds the one each job runs (issue 55 item 3)."""
-    jobs = _names("unlearning.experiments.common_ground.parts", dynamic=False)
-    assert {"methods/registry.py", "methods/__init__.py", "experiments/common_ground/families/__init__.py"} <= jobs
-    assert not {name for name in jobs if name.startswith("experiments/common_ground/families/")} - {
-        "experiments/common_ground/families/__init__.py"}
-    assert not {f"methods/{p.name}" for p in Path(methods.__file__).parent.glob("*.py")} - {
-        "methods/__init__.py", "methods/registry.py"} & jobs
+def test_the_common_grounds_jobs_depend_on_the_registries_but_on_no_plugin_module():
+    """The common ground's jobs (parts.py) depend on the registries and the families' loader but on no method, family,
+    attack or dataset module: common.smk adds the ones each job runs (issue 67)."""
+    jobs = _names("unlearning.experiments.common_ground.parts")
+    assert {"methods/__init__.py", "families/__init__.py", "evaluate/attacks/protocol.py"} <= jobs
+    for folder in ("methods", "families", "data/sources"):
+        assert not (_package(folder) - {f"{folder}/__init__.py"}) & jobs, folder
+    assert "evaluate/attacks/lira.py" not in jobs  # RMIA's module is imported (the papers' RMIA); LiRA's by the scan
     # FATS' original runs FATS' training; the D-SGD original does not
-    assert "methods/fats.py" in _names("unlearning.experiments.common_ground.families.fats", dynamic=False)
-    assert "methods/fats.py" not in _names("unlearning.experiments.common_ground.families.dsgd", dynamic=False)
-
-
-def test_a_dynamic_import_without_a_modules_list_counts_its_whole_package(tmp_path, monkeypatch):
-    from unlearning import sources
-
-    package = tmp_path / "unlearning" / "plugins"
-    package.mkdir(parents=True)
-    for name in ("a", "b"):
-        (package / f"{name}.py").write_text("")
-    (package / "__init__.py").write_text("from importlib import import_module\n\n\n"
-                                         "def load(name):\n    return import_module(f'{__name__}.{name}')\n")
-    monkeypatch.setattr(sources, "ROOT", tmp_path / "unlearning")
-    assert _imports(package / "__init__.py") >= {"unlearning.plugins.a", "unlearning.plugins.b"}
-    (package / "__init__.py").write_text("from importlib import import_module\n\nMODULES = ('a',)\n\n\n"
-                                         "def load(name):\n    return import_module(f'{__name__}.{name}')\n")
-    found = _imports(package / "__init__.py")
-    assert "unlearning.plugins.a" in found and "unlearning.plugins.b" not in found
+    assert "methods/fats.py" in _names("unlearning.families.fats")
+    assert "methods/fats.py" not in _names("unlearning.families.dsgd")

@@ -8,7 +8,8 @@ and only mixes. In the client setting the leaving client ascends on its whole da
 through the mixing, and it leaves after the last round (its row is dropped). No certificate. Communication: every
 edge of every round's graph carries a model each way, as fine-tuning's.
 
-Parameters (params.yaml `common.decentralized.gradient_ascent`): `rounds` and `lr`.
+Parameters (params.yaml `common.decentralized.gradient_ascent`, declared below and checked before any job): `rounds`
+and `lr`.
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ import time
 import torch
 
 from unlearning.methods import Cost, Unlearned, register
+from unlearning.plugins import param
 from unlearning.topology import dsgd_floats
 from unlearning.train.dsgd import ClientData, retain_forget_rounds
 
 
-@register("gradient_ascent", label="gradient ascent (example package)")
+@register("gradient_ascent", label="gradient ascent (example package)",
+          params={"rounds": param("integer", 2, minimum=1), "lr": param("number", 0.1, exclusiveMinimum=0)})
 def gradient_ascent(state, request, params):
     s = state.setup
     lr = float(params["lr"])

@@ -16,9 +16,10 @@ from .config import ParamsError, load_checked
 from .data.errors import DatasetUnavailable
 from .experiments import EXPERIMENTS
 from .files import CorruptFile
-from .resolved import stamp
+from .plugins import PluginError
+from .resolved import planned, stamp
 
-KNOWN_ERRORS = (ParamsError, DatasetUnavailable, FileNotFoundError, KeyError, CorruptFile)
+KNOWN_ERRORS = (ParamsError, DatasetUnavailable, FileNotFoundError, KeyError, CorruptFile, PluginError)
 
 
 def reads_results_only(step: str) -> bool:
@@ -75,7 +76,10 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         return 0
     try:
-        params = stamp(load_checked(args.params), getattr(args, "provenance", None))
+        # the resolved file a plan wrote was checked there with every plugin's declaration (reading them imports
+        # every plugin module, torch with them): a job re-checks what needs no plugin
+        full = args.step == "check-params" or not planned(args.params)
+        params = stamp(load_checked(args.params, plugins=full), getattr(args, "provenance", None))
         if not reads_results_only(args.step):
             import torch
 

@@ -38,6 +38,18 @@ def write_resolved(params: dict, directory: str | Path) -> Path:
     return path
 
 
+def planned(path: str | Path) -> bool:
+    """Whether `path` is a resolved file a plan wrote (write_resolved: a `resolved` folder's `<hash>.yaml` whose content
+    has that hash), which the plan checked in full before writing it."""
+    path = Path(path)
+    if path.parent.name != "resolved" or not path.is_file():
+        return False
+    try:
+        return config_hash(yaml.safe_load(path.read_text())) == path.stem
+    except (yaml.YAMLError, AttributeError, TypeError):
+        return False
+
+
 def stamp(params: dict, provenance_file: str | None = None) -> dict:
     """`params` with `_resolved = {scale, sha256}` added, as every job sees them, and the run's provenance
     record (machine, packages, commit) under `_machine` when a file is given."""

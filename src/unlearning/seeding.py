@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
 
 def derive_seed(seed: int, *keys: object) -> int:
@@ -15,6 +17,8 @@ def derive_seed(seed: int, *keys: object) -> int:
 
 def generator(seed: int, *keys: object) -> torch.Generator:
     """A CPU torch generator seeded from `derive_seed(seed, *keys)`."""
+    import torch  # here: derive_seed alone stays torch-free (the dataset modules, read while planning)
+
     return torch.Generator().manual_seed(derive_seed(seed, *keys))
 
 
@@ -22,6 +26,8 @@ def deterministic_algorithms() -> None:
     """`torch.use_deterministic_algorithms(True, warn_only=True)` for the eager kernels every step runs. The public
     function also sets torch._inductor's flag, which imports the compiler (about 1 s of every job's start on a CPU);
     nothing here compiles, so the eager switch it wraps is set directly where torch has it, else the public one."""
+    import torch
+
     setter = getattr(torch._C, "_set_deterministic_algorithms", None)
     if setter is None:
         torch.use_deterministic_algorithms(True, warn_only=True)

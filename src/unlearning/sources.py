@@ -2,10 +2,9 @@
 
 Snakemake rules list these files as inputs (workflow/rules/common.smk), so that editing a module re-runs
 exactly the steps that import it, directly or not, and nothing else. Imports inside functions count too:
-the package imports its steps lazily. A module that imports by name at run time (`importlib.import_module`,
-as the method registry does) counts as importing the modules its module-level `MODULES` tuple of names lists, or
-every module of its own package where it has none; `module_files(..., dynamic=False)` leaves those out, for a job
-that imports one of them by name and lists that one's files itself (the common ground's method and family jobs).
+the package imports its steps lazily. What a registry imports by scanning its package (plugins.py) does not count:
+a rule that runs a plugin lists that plugin's module's files itself (common.smk's `plugin_code`), so that a new
+plugin module re-runs nothing until it is configured.
 """
 
 from __future__ import annotations
@@ -36,16 +35,15 @@ def _module_of(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(path: Path, dynamic: bool = True) -> frozenset[str]:
-    """Modules named by the import statements of `path`, made absolute (with `dynamic`, also those it imports by
-    name). Each version of a file is parsed once per process: the workflow asks for the closures of some twenty
-    modules that share most of their files."""
+def _imports(path: Path) -> frozenset[str]:
+    """Modules named by the import statements of `path`, made absolute. Each version of a file is parsed once per
+    process: the workflow asks for the closures of some twenty modules that share most of their files."""
     stat = path.stat()
-    return _parsed_imports(path, stat.st_mtime_ns, stat.st_size, dynamic)
+    return _parsed_imports(path, stat.st_mtime_ns, stat.st_size)
 
 
 @cache
-def _parsed_imports(path: Path, mtime_ns: int, size: int, dynamic: bool = True) -> frozenset[str]:
+def _parsed_imports(path: Path, mtime_ns: int, size: int) -> frozenset[str]:
     package = _module_of(path) if path.name == "__init__.py" else _module_of(path).rpartition(".")[0]
     found: set[str] = set()
     tree = ast.parse(path.read_text(), str(path))
@@ -59,29 +57,13 @@ def _parsed_imports(path: Path, mtime_ns: int, size: int, dynamic: bool = True) 
                 base = ".".join([*anchor, base] if base else anchor)
             found.add(base)
             found.update(f"{base}.{alias.name}" for alias in node.names)  # `from . import steps`
-        elif (dynamic and isinstance(node, ast.Call)
-              and getattr(node.func, "id", getattr(node.func, "attr", "")) == "import_module"):
-            named = _registry_names(tree)
-            if named is None:
-                named = tuple(p.stem for p in _file(package).parent.glob("*.py") if p.stem != "__init__")
-            found.update(f"{package}.{name}" for name in named)
     return frozenset(found)
 
 
-def _registry_names(tree: ast.Module) -> tuple[str, ...] | None:
-    """The module-level `MODULES = ("a", "b", ...)` of a registry that imports them by name, or None."""
-    for node in tree.body:
-        if (isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["MODULES"]
-                and isinstance(node.value, (ast.Tuple, ast.List))
-                and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.value.elts)):
-            return tuple(e.value for e in node.value.elts)
-    return None
-
-
 @cache
-def module_files(module: str, dynamic: bool = True) -> tuple[str, ...]:
+def module_files(module: str) -> tuple[str, ...]:
     """Sorted absolute paths of `module` and everything it imports in the package, with the `__init__.py` of
-    every package on the way (`dynamic`: see the module)."""
+    every package on the way."""
     seen: set[Path] = set()
     todo = [module]
     while todo:
@@ -91,7 +73,7 @@ def module_files(module: str, dynamic: bool = True) -> tuple[str, ...]:
             path = _file(".".join(parts[:i]))
             if path is not None and path not in seen:
                 seen.add(path)
-                todo.extend(_imports(path, dynamic))
+                todo.extend(_imports(path))
     if _file(module) is None:
         raise ValueError(f"{module}: not a module of the {PACKAGE} package")
     return tuple(sorted(str(p) for p in seen))

@@ -12,10 +12,7 @@ from unlearning.data.availability import (column_source, features_missing_reason
                                           user_data_missing_reason)
 from unlearning.experiments.pdudt import layout as pdudt_layout
 from unlearning.experiments.rrdu.layout import ABLATION_PARTS as RRDU_ABLATION_PARTS
-from unlearning.experiments.common_ground import layout as cg_layout
-from unlearning.method_names import declared as declared_method
-from unlearning.method_names import modules as method_modules
-from unlearning.method_names import central_modules, module_file, outside_files
+from unlearning.plugins import module_file
 from unlearning.resolved import write_resolved
 from unlearning.sources import module_files
 
@@ -23,7 +20,9 @@ try:
     for path in workflow.configfiles:  # Snakemake's own YAML loader keeps the last of duplicate keys
         load_params(path)
     validate(config, "../schemas/params.schema.yaml")
-    check_params(config)
+    # the registries are read here (every plugin module imported: plugins.py); each configured plugin's block gets
+    # its declared defaults, so that every job reads them from the resolved file
+    config.update(check_params(config))
 except Exception as err:  # one line naming the key, then stop before any job runs
     try:
         check_params(config)
@@ -32,6 +31,12 @@ except Exception as err:  # one line naming the key, then stop before any job ru
         message = str(params_err)
     sys.stderr.write(f"error: {message}\n")
     sys.exit(2)
+
+from unlearning.data.sources import DATASETS
+from unlearning.evaluate.attacks.protocol import REFERENCE_ATTACKS
+from unlearning.experiments.common_ground import layout as cg_layout
+from unlearning.families import FAMILIES
+from unlearning.methods import CENTRAL, METHODS
 
 
 
@@ -86,17 +91,31 @@ THREADS = (SMALL_THREADS if config["engine"]["cpu_threads"] != "auto" or config[
            else auto_threads())
 
 
-def code(module, dynamic=True):
+def code(module):
     """The package's source files that `module` runs (its import closure), as a rule input: editing one
     re-runs exactly the steps that import it (Snakemake's mtime trigger). Relative to the working directory
-    where the package lies under it (a checkout), else absolute (`snakemake -d elsewhere`). `dynamic=False`: without
-    the modules it imports by name (sources.py), for a job that lists the one it imports itself."""
+    where the package lies under it (a checkout), else absolute (`snakemake -d elsewhere`). What a registry imports
+    by scanning its package is not in it (sources.py): a rule adds the plugins it runs (`plugin_code`)."""
     here = os.getcwd()
-    return [os.path.relpath(p) if p.startswith(here + os.sep) else p for p in module_files(module, dynamic)]
+    return [os.path.relpath(p) if p.startswith(here + os.sep) else p for p in module_files(module)]
+
+
+def plugin_code(registry, names):
+    """The files of the modules that declare plugins `names` of `registry` (those it holds): a module of the
+    package with its closure, an outside package's module file. Editing one re-runs the jobs that run it; a new
+    plugin module re-runs nothing until it is configured."""
+    modules = {registry[n].module for n in names if n in registry}
+    here = os.getcwd()
+    outside = [module_file(m) for m in modules if not m.startswith("unlearning.")]
+    return sorted({f for m in modules if m.startswith("unlearning.") for f in code(m)}
+                  | {os.path.relpath(p) if p.startswith(here + os.sep) else p for p in outside})
+
+
+def with_code(*groups):
+    return sorted({f for g in groups for f in g})
 
 
 SPINE_CODE = code("unlearning.experiments.spine.steps")
-PDUDT_CODE = code("unlearning.experiments.pdudt.steps")
 SGLU_CODE = code("unlearning.experiments.sglu.steps")
 
 
@@ -211,6 +230,11 @@ def pdudt_gap_files():
 PDUDT_SETTING_EXPS = [e for e in setting_experiments(config, "pdudt")
                       if experiment_config(config, e)["dataset"] not in PDUDT_MISSING]
 PDUDT_SETTING_METHODS = ("original", "retrain", "pdudt", "pdudt_es")
+# the steps' code and that of the registered methods they run (the others, perturbed retraining and the originals,
+# are the steps' own)
+PDUDT_CODE = with_code(code("unlearning.experiments.pdudt.steps"),
+                       plugin_code(METHODS, {m for e in [*PDUDT_EXPS, *PDUDT_SETTING_EXPS]
+                                             for m in experiment_config(config, e)["methods"]}))
 
 
 def pdudt_setting_results():
@@ -286,12 +310,11 @@ COMMON_PARAMS = {"common": {k: COMMON[k] for k in ("budget", "centralized")},
 
 
 def central_code(table, runs):
-    """A centralized table's code: its module's closure (without every method's) and the modules of the methods it
-    runs, `runs` [(methods, model)] (methods/__init__.py's register_central): editing a method module re-runs the
-    tables that run it and nothing else."""
-    modules = {m for names, model in runs for m in central_modules(names, model)}
-    own = [f for m in modules for f in (code(m) if m.startswith("unlearning.") else [module_file(m)])]
-    return sorted({*code(f"unlearning.experiments.common_ground.{table}", dynamic=False), *own})
+    """A centralized table's code: its module's closure and the modules of the methods it runs, `runs`
+    [(methods, model)] (methods/__init__.py's register_central): editing a method module re-runs the tables that run
+    it and nothing else."""
+    return with_code(code(f"unlearning.experiments.common_ground.{table}"),
+                     *(plugin_code(CENTRAL, [(m, model) for m in names]) for names, model in runs))
 
 
 # the MLP's table also reads the convex methods' declarations, for their "does not apply" reasons
@@ -309,9 +332,9 @@ COMMON_DEC_MISSING = missing_reason(COMMON_DEC["dataset"], config["data"]["raw_r
 COMMON_SETTINGS = [] if COMMON_DEC_MISSING else list(cg_layout.SETTINGS)
 COMMON_DEC_RUNS = [f"{s}_s{seed}" for s in COMMON_SETTINGS for seed in COMMON_DEC["seeds"]]
 COMMON_DEC_FEATURES = f"data/features/{COMMON_DEC['dataset']}.safetensors"
-# the judge imports its attacks by name (evaluate/attacks/protocol.py): every module of that package is an input
-ATTACK_CODE = code("unlearning.evaluate.attacks.protocol")
-COMMON_PART_CODE = sorted({*code("unlearning.experiments.common_ground.parts", dynamic=False), *ATTACK_CODE})
+# the judge runs the configured attacks (attack.scores): their modules are inputs, the other attacks' are not
+ATTACK_CODE = plugin_code(REFERENCE_ATTACKS, COMMON_DEC["attack"].get("scores", ["rmia", "lira"]))
+COMMON_PART_CODE = with_code(code("unlearning.experiments.common_ground.parts"), ATTACK_CODE)
 # the reference-count study (client setting, first seed): what it reads, so that a method's block does not re-run it
 COMMON_REFERENCES = [] if COMMON_DEC_MISSING else [
     f"results/common_ground/references_client_s{COMMON_DEC['seeds'][0]}.json"]
@@ -320,30 +343,27 @@ COMMON_REF_PARAMS = cg_layout.task_params(COMMON_DEC, "client")
 # common.decentralized.canary configures them (a params file without the block, an older record's, runs none)
 COMMON_CANARY = [cg_layout.canary(s, m) for s in COMMON_SETTINGS if "canary" in COMMON_DEC
                  for m in cg_layout.audited(COMMON_DEC, s)]
-COMMON_REF_CODE = sorted({*code("unlearning.experiments.common_ground.decentralized", dynamic=False),
-                          *code("unlearning.experiments.common_ground.families.dsgd", dynamic=False), *ATTACK_CODE})
+COMMON_REF_CODE = with_code(code("unlearning.experiments.common_ground.decentralized"),
+                            plugin_code(FAMILIES, ["dsgd"]), ATTACK_CODE)
 
 
 def common_method_code(method):
     """The parts' code and the method's own files (an outside package's module file, or the package's closure)."""
-    registered_by = method_modules()[method]
-    own = code(registered_by) if registered_by.startswith("unlearning.") else outside_files([method])
-    return sorted({*COMMON_PART_CODE, *own})
+    return with_code(COMMON_PART_CODE, plugin_code(METHODS, [method]))
 
 
 def common_canary_code(method):
     """The canary audit's code: the method's job's and its family's, with the audit's own module."""
-    family = declared_method(method)["original"]
-    return sorted({*common_method_code(method), *common_family_code(family),
-                   *code("unlearning.experiments.common_ground.canary", dynamic=False)})
+    return with_code(common_method_code(method), common_family_code(METHODS[method].original),
+                     code("unlearning.experiments.common_ground.canary"))
 
 
 def common_family_code(family):
-    return sorted({*COMMON_PART_CODE, *code(f"unlearning.experiments.common_ground.families.{family}", dynamic=False)})
+    return with_code(COMMON_PART_CODE, plugin_code(FAMILIES, [family]))
 
 
 def common_method_inputs(wc):
-    family = declared_method(wc.method)["original"]
+    family = METHODS[wc.method].original
     return {"references": [cg_layout.references(wc.setting, s) for s in COMMON_DEC["seeds"]],
             "originals": [cg_layout.family_dir(wc.setting, s, family) for s in COMMON_DEC["seeds"]]}
 

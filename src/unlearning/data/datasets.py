@@ -1,5 +1,5 @@
 """Raw datasets, cached as uint8 tensors under data/processed/: each dataset is one module of data/sources/
-(dataset_names.py), most through torchvision's own classes (`load_torchvision`).
+(sources/__init__.py), most through torchvision's own classes (`load_torchvision`).
 
 Offline, torchvision cannot download; the error then names the dataset and both ways to get it.
 Fashion-MNIST is available offline from Debian's `dataset-fashion-mnist` (scripts/get_data.sh), and so is a real
@@ -12,17 +12,13 @@ from pathlib import Path
 
 import torch
 
-from .. import dataset_names
-from ..config import DATASET_INFO
 from ..files import save_tensors
 from .errors import DatasetUnavailable
-from .sources import source
-
-DATASETS = tuple(DATASET_INFO)
+from .sources import DATASETS, source
 
 
 def _hint(name: str, default: str) -> str:
-    return dataset_names.hint(name) or default
+    return DATASETS[name].hint or default
 
 
 def _open(name: str, raw_root: Path, train: bool, download: bool):
@@ -68,7 +64,7 @@ def load_torchvision(name: str, raw_root: str | Path, download: bool = True) -> 
                     f"{_hint(name, 'connect to a network, or copy the files torchvision expects there')}"
                 ) from None
         x, y = _to_tensors(name, ds)
-        classes = dataset_names.info()[name][0]
+        classes = DATASETS[name].classes
         if len(x) != len(y) or len(y) == 0 or int(y.min()) < 0 or int(y.max()) >= classes:
             raise _corrupt_raw(name, raw_root, split, f"{len(x)} images, {len(y)} labels, labels in "
                                                       f"[{int(y.min()) if len(y) else '-'}, "
@@ -89,7 +85,7 @@ def prepare(name: str, raw_root: str | Path, out: str | Path, seed: int = 0, dow
     """Write the processed uint8 tensors of dataset `name` (its module's `load`) to `out` (safetensors, atomic),
     with what the module adds to the metadata (its provenance)."""
     module = source(name)
-    classes, shape, _ = dataset_names.info()[name]
+    classes, shape, _ = DATASETS[name].info
     tensors, extra = module.load(Path(raw_root), download, seed)
     save_tensors(out, tensors, {"dataset": name, "classes": classes, "shape": list(shape), **extra})
 

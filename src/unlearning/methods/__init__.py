@@ -6,19 +6,21 @@ the new stacked models of the clients that remain (or, for a method whose model 
 one prediction function per remaining client), a certificate (epsilon, delta, sigma actually used; empty for
 exact or uncertified methods) and its cost, communication included.
 
-A module declares each of its methods once, with `@register(name, label=..., original=..., ...)`: its display
-label, the trained state it starts from on the common ground (`original`: a training family of
-experiments/common_ground/families/), the settings it does not apply to and why, whether it takes the common
-privacy budget, what its certificate claims (`claim`; none: "no certificate") and, for a Gaussian mechanism around
-deterministic outputs, how to draw its audit pair (`audit_pair`). method_names.py finds every
-name (this package's `@register` calls, and the entry-point group `unlearning.methods` for outside packages) and
-registry.py imports them; nothing else keeps a list of methods (docs/extending.md).
+A module declares each of its methods once, with `@register(name, label=..., original=..., params=...)`: its
+display label, the trained state it starts from on the common ground (`original`: a training family of
+unlearning/families/), the settings it does not apply to and why, whether it takes the common privacy budget, its
+parameter block (`params`: JSON-Schema properties with defaults, `check`: the limits across keys; plugins.py), what
+its certificate claims (`claim`; none: "no certificate") and, for a Gaussian mechanism around deterministic outputs,
+how to draw its audit pair (`audit_pair`). `METHODS` holds every declaration: reading it imports every module of
+this package and the entry points of `unlearning.methods` (plugins.py); nothing else keeps a list of methods
+(docs/extending.md).
 
 The common ground's centralized canary task (experiments/common_ground/centralized.py on the convex model, mlp.py on
 an MLP) calls a method through `@register_central(name, model="convex" | "mlp", label=...)` on a function
 `run(bench)`: the bench holds the task (data, canary, budget, trials) and records the method's rows
 (`bench.publish`: its noiseless unlearned and retrained outputs, the noise it adds, its cost); a method registered
-for one model only names why the other does not apply (`does_not_apply`).
+for one model only names why the other does not apply (`does_not_apply`). `CENTRAL` holds them, keyed by
+(name, model).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import torch
 
 from ..experiment import ForgetRequest, Setup
 from ..history import CheckpointStore, History
+from ..plugins import PluginError, Registry
 
 
 @dataclass
@@ -91,23 +94,28 @@ class MethodInfo:
     # for a method adding Gaussian noise around deterministic outputs: (state, request, params, result) -> (its
     # noiseless output rows, each row's noise std), so that the exact epsilon against retraining is computed
     audit_pair: Callable | None = None
+    params: dict | None = None  # its block's keys: JSON-Schema properties with defaults (plugins.py)
+    check: Callable[[dict, dict], str | None] | None = None  # (block, the setting's task) -> what is wrong, or None
 
     def __call__(self, state: TrainedState, request: ForgetRequest, params: dict) -> Unlearned:
         return self.unlearn(state, request, params)
 
+    @property
+    def block(self) -> str:
+        return self.params_key or self.name
 
-METHODS: dict[str, MethodInfo] = {}
+
+METHODS = Registry("method", __name__)
 
 
 def register(name: str, *, label: str | None = None, original: str = "dsgd", does_not_apply: dict | None = None,
              takes_budget: bool = False, params_key: str | None = None,
-             claim: Callable[[Unlearned, dict], dict] = no_certificate, audit_pair: Callable | None = None):
+             claim: Callable[[Unlearned, dict], dict] = no_certificate, audit_pair: Callable | None = None,
+             params: dict | None = None, check: Callable[[dict, dict], str | None] | None = None):
     """Declare the decorated function as the method `name` (module docstring)."""
     def wrap(fn: Method) -> Method:
-        if name in METHODS and METHODS[name].module != fn.__module__:
-            raise ValueError(f"method {name!r}: registered by {METHODS[name].module} and by {fn.__module__}")
-        METHODS[name] = MethodInfo(name, fn, label or name, original, dict(does_not_apply or {}), takes_budget,
-                                   params_key or name, claim, fn.__module__, audit_pair)
+        METHODS.add(name, MethodInfo(name, fn, label or name, original, dict(does_not_apply or {}), takes_budget,
+                                     params_key or name, claim, fn.__module__, audit_pair, params, check))
         return fn
 
     return wrap
@@ -124,33 +132,37 @@ class CentralInfo:
     does_not_apply: dict[str, str] = field(default_factory=dict)  # other model -> why not
     module: str = ""
     params_key: str | None = None  # its block of common.centralized, where it reads one
+    params: dict | None = None  # that block's keys (plugins.py)
+    check: Callable[[dict, dict], str | None] | None = None  # (block, the merged `common` section) -> what is wrong
 
 
-CENTRAL: dict[tuple[str, str], CentralInfo] = {}
+CENTRAL = Registry("centralized runner", __name__)
 MODELS = ("convex", "mlp")
 
 
 def register_central(name: str, *, model: str, label: str | None = None, does_not_apply: dict | None = None,
-                     params_key: str | None = None):
+                     params_key: str | None = None, params: dict | None = None,
+                     check: Callable[[dict, dict], str | None] | None = None):
     """Declare the decorated `run(bench)` as method `name` on the centralized task of `model` (module docstring);
-    `params_key`: the block of common.centralized it reads (`bench.central[params_key]`), checked with params.yaml."""
+    `params_key`: the block of common.centralized it reads (`bench.central[params_key]`), `params` its keys."""
     if model not in MODELS:
-        raise ValueError(f"register_central({name!r}): model = {model!r}; valid: {', '.join(MODELS)}")
+        raise PluginError(f"register_central({name!r}): model = {model!r}; valid: {', '.join(MODELS)}")
+    if params is not None and params_key is None:
+        raise PluginError(f"register_central({name!r}): params declared without params_key; valid: name the block "
+                          "of common.centralized that holds them")
 
     def wrap(fn: Callable) -> Callable:
-        known = CENTRAL.get((name, model))
-        if known is not None and known.module != fn.__module__:
-            raise ValueError(f"centralized method {name!r} ({model}): registered by {known.module} and by "
-                             f"{fn.__module__}")
-        CENTRAL[(name, model)] = CentralInfo(name, model, fn, label or name, dict(does_not_apply or {}),
-                                             fn.__module__, params_key)
+        CENTRAL.add((name, model), CentralInfo(name, model, fn, label or name, dict(does_not_apply or {}),
+                                               fn.__module__, params_key, params, check))
         return fn
 
     return wrap
 
 
-def get_method(name: str) -> MethodInfo:
-    """A registered method; the caller imports the module that declares it (registry.load finds any)."""
-    if name not in METHODS:
-        raise KeyError(f"method {name!r}: not registered here; registered: {', '.join(sorted(METHODS))}")
-    return METHODS[name]
+def central_runner(name: str, model: str) -> CentralInfo:
+    """Method `name`'s runner on `model`'s centralized task, or an error naming the methods that have one."""
+    if (name, model) not in CENTRAL:
+        valid = sorted(n for n, m in CENTRAL.all() if m == model)
+        raise PluginError(f"centralized method {name!r} on the {model} model: no @register_central({name!r}, "
+                          f"model={model!r}); valid: {', '.join(valid)}")
+    return CENTRAL[(name, model)]

@@ -46,6 +46,7 @@ from torch import nn
 from torch.func import functional_call, grad, vmap
 
 from ..experiment import ForgetRequest
+from ..plugins import param
 from ..privacy import du_noise
 from ..seeding import derive_seed, generator
 from ..topology import graph_for_round
@@ -544,7 +545,22 @@ def du_claim(result: Unlearned, budget: dict) -> dict:
                      "which this model is not"}
 
 
-@register("du", label="DU", takes_budget=True, claim=du_claim, audit_pair=du_audit_pair)
+def du_check(block: dict, task: dict) -> str | None:
+    """DU's certificate (the classical Gaussian mechanism, its Theorem 1) holds for epsilon <= 1 only."""
+    if block["epsilon"] > 1:
+        return (f"common.budget.epsilon: {block['epsilon']:g}: DU's certificate (the classical Gaussian mechanism, its "
+                "Theorem 1) holds for epsilon <= 1 only; valid: a number in (0, 1], or du out of the setting's methods")
+    return None
+
+
+DU_PARAMS = {"curvature": param(["fisher_diag", "hessian_exact"], "fisher_diag"),
+             "damping": param("number", 10.0, exclusiveMinimum=0), "l2": param("number", 0.0, minimum=0),
+             "noise": param(["c_eff", "theory", "fixed", "none"], "c_eff"),
+             "c_eff": param("number", 0.02064, exclusiveMinimum=0)}  # cdfl.unlearn's recommended configuration
+
+
+@register("du", label="DU", takes_budget=True, claim=du_claim, audit_pair=du_audit_pair, params=DU_PARAMS,
+          check=du_check)
 def du_method(state: TrainedState, request: ForgetRequest, params: dict) -> Unlearned:
     """The method interface: the trained state's stacked models, its last round's graph and the request
     (fraction or class: Algorithm 1 over every client with m_c > 0; client: eq. 5-6). `params` holds

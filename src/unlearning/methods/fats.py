@@ -21,6 +21,7 @@ from safetensors import safe_open
 
 from ..experiment import ForgetRequest, Setup
 from ..files import save_tensors
+from ..plugins import param
 from ..seeding import generator
 from ..train.dsgd import ClientData, check_finite, local_pseudo_gradients, make_loss, round_batches
 from . import Cost, TrainedState, Unlearned, register
@@ -75,7 +76,15 @@ def exact_rollback(result: Unlearned, budget: dict) -> dict:
                                      f"sampled (round {result.certificate.get('rollback_round')})"}
 
 
-@register("fats", label="FATS-Unl", original="fats", claim=exact_rollback,
+def fats_check(block: dict, task: dict) -> str | None:
+    if block["clients_per_round"] > task["clients"]:
+        return (f"common.decentralized.fats.clients_per_round: {block['clients_per_round']} of "
+                f"{task['clients']} clients; valid: at most common.decentralized.clients")
+    return None
+
+
+@register("fats", label="FATS-Unl", original="fats", claim=exact_rollback, check=fats_check,
+          params={"clients_per_round": param("integer", 5, minimum=1)},  # K (FATS's MNIST config; PDUDT spec 4.3-3)
           does_not_apply={"sample": "FATS-Unl is built here for client unlearning (its sample variant needs "
                                     "per-sample draws)"})
 def fats(state: TrainedState, request: ForgetRequest, params: dict) -> Unlearned:

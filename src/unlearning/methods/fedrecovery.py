@@ -19,6 +19,7 @@ import torch
 
 from ..experiment import ForgetRequest, Setup
 from ..history import History
+from ..plugins import param
 from ..seeding import generator
 from ..train.dsgd import Schedule, TrainLog, train
 from . import Cost, TrainedState, Unlearned, register
@@ -61,7 +62,7 @@ def sigma_only(result: Unlearned, budget: dict) -> dict:
                      "constants the paper does not give for this model: not computed"}
 
 
-@register("fedrecovery", label="FedRecovery", original="fedsgd",
+@register("fedrecovery", label="FedRecovery", original="fedsgd", params={"sigma": param("number", 0.002, minimum=0)},
           does_not_apply={"sample": "FedRecovery removes one client's gradient residuals"}, claim=sigma_only)
 def fedrecovery(state: TrainedState, request: ForgetRequest, params: dict) -> Unlearned:
     """`state` is the server run (train_server); returns the single global model as one row, client -1."""

@@ -5,12 +5,15 @@ from __future__ import annotations
 import time
 
 from ..experiment import ForgetRequest
+from ..plugins import param
 from ..topology import dsgd_floats
 from ..train.dsgd import train
 from . import Cost, TrainedState, Unlearned, register
 
+ROUNDS_AND_LR = {"rounds": param("integer", 5, minimum=1), "lr": param("number", 0.1, exclusiveMinimum=0)}
 
-@register("finetune", label="fine-tune")
+
+@register("finetune", label="fine-tune", params=ROUNDS_AND_LR)
 def finetune(state: TrainedState, request: ForgetRequest, params: dict) -> Unlearned:
     """`params.rounds` more D-SGD rounds at `params.lr` from the final checkpoint, the remaining clients on their
     retained data (rounds numbered on from the original's, so the graphs are new ones)."""

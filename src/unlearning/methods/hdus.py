@@ -28,6 +28,7 @@ from torch.func import functional_call, grad, vmap
 from .. import floatmath
 from ..experiment import Setup
 from ..files import load_tensors, save_tensors
+from ..plugins import param
 from ..seeding import generator
 from ..topology import graph_for_round
 from ..train.dsgd import ClientData, check_finite, local_pseudo_gradients, make_loss, round_batches
@@ -194,7 +195,9 @@ def predictors(setup: Setup, ensembles: dict) -> list:
     return [lambda x, e=e: ensemble_probabilities(setup, e, x) for e in ensembles.values()]
 
 
-@register("hdus", label="HDUS-approx", original="hdus",
+@register("hdus", label="HDUS-approx", original="hdus",  # P and the ensemble-weight re-fit (PDUDT spec 4.3-5)
+          params={"public_fraction": param("number", 0.1, exclusiveMinimum=0, exclusiveMaximum=1),
+                  "refit_lr": param("number", 0.1, exclusiveMinimum=0)},
           does_not_apply={"sample": "HDUS drops a removed client's seed models; samples have none"})
 def hdus_method(state: TrainedState, request, params: dict) -> Unlearned:
     """Every remaining client drops the removed clients' seeds from its ensemble and re-fits its weights at

@@ -26,11 +26,17 @@ import logging
 import time
 
 from ..experiment import ForgetRequest
+from ..plugins import param
 from ..topology import dsgd_floats
 from ..train.dsgd import ClientData, retain_forget_rounds
 from . import Cost, TrainedState, Unlearned, register, register_central
+from .finetune import ROUNDS_AND_LR
 
 log = logging.getLogger("unlearning")
+
+
+ALPHA = {"alpha": param("number", 0.95, minimum=0, maximum=1)}  # the retained term's weight (this pipeline's choice)
+CENTRAL_STEPS = {"steps": param("integer", 50, minimum=1), "lr": param("number", 1.0, exclusiveMinimum=0)}
 
 
 def _alpha(params: dict) -> float:
@@ -40,7 +46,7 @@ def _alpha(params: dict) -> float:
     return alpha
 
 
-@register("neggrad_plus", label="NegGrad+")
+@register("neggrad_plus", label="NegGrad+", params={**ROUNDS_AND_LR, **ALPHA})
 def neggrad_plus(state: TrainedState, request: ForgetRequest, params: dict) -> Unlearned:
     s = state.setup
     alpha, lr = _alpha(params), float(params["lr"])
@@ -65,8 +71,10 @@ def neggrad_plus(state: TrainedState, request: ForgetRequest, params: dict) -> U
     return Unlearned(theta[kept], remaining, cost)
 
 
-@register_central("neggrad_plus", model="convex", label="NegGrad+", params_key="neggrad_plus")
-@register_central("neggrad_plus", model="mlp", label="NegGrad+", params_key="neggrad_plus")
+@register_central("neggrad_plus", model="convex", label="NegGrad+", params_key="neggrad_plus",
+                  params={**CENTRAL_STEPS, **ALPHA})
+@register_central("neggrad_plus", model="mlp", label="NegGrad+", params_key="neggrad_plus",
+                  params={**CENTRAL_STEPS, **ALPHA})
 def run_central(b) -> None:
     p = b.central["neggrad_plus"]
     alpha, lr, steps = _alpha(p), float(p["lr"]), p["steps"]

@@ -31,6 +31,7 @@ import torch
 
 from ..experiment import ForgetRequest
 from ..history import History
+from ..plugins import param
 from ..seeding import generator
 from ..train.dsgd import check_finite
 from . import Cost, TrainedState, Unlearned, register
@@ -112,20 +113,31 @@ def sigma_only(result: Unlearned, budget: dict) -> dict:
                      "the paper does not give for this model: not computed"}
 
 
-@register("pdudt", label="PDUDT", original="eq2", claim=sigma_only,
+PDUDT_PARAMS = {"sigma": param("number", 0.002, minimum=0),  # Tables 2-3's (spec 4.2)
+                "es_rounds": param("integer", 80, minimum=1)}  # PDUDT(ES)'s early-stopped replay
+
+
+def es_check(block: dict, task: dict) -> str | None:
+    if block["es_rounds"] > task["train"]["rounds"]:
+        return (f"common.decentralized.pdudt.es_rounds: {block['es_rounds']} exceeds the "
+                f"{task['train']['rounds']} rounds trained; valid: at most common.decentralized.train.rounds")
+    return None
+
+
+@register("pdudt", label="PDUDT", original="eq2", claim=sigma_only, params=PDUDT_PARAMS,
           does_not_apply={"sample": "PDUDT removes one whole client (its Eq. 7 drops the target's rows of W)"})
 def pdudt(state: TrainedState, request: ForgetRequest, params: dict) -> Unlearned:
     return unlearn(state, request, params["sigma"], None)
 
 
-@register("pdudt_es", label="PDUDT(ES)", original="eq2", params_key="pdudt",
+@register("pdudt_es", label="PDUDT(ES)", original="eq2", params_key="pdudt", params=PDUDT_PARAMS, check=es_check,
           does_not_apply={"sample": "PDUDT(ES) removes one whole client (its Eq. 7 drops the target's rows of W)"},
           claim=sigma_only)
 def pdudt_es(state: TrainedState, request: ForgetRequest, params: dict) -> Unlearned:
     return unlearn(state, request, params["sigma"], params["es_rounds"])
 
 
-@register("noise_only", label="PDUDT noise only", original="eq2", params_key="pdudt",
+@register("noise_only", label="PDUDT noise only", original="eq2", params_key="pdudt", params=PDUDT_PARAMS,
           does_not_apply={"sample": "PDUDT's noise-only control removes one whole client, as PDUDT does"},
           claim=sigma_only)
 def noise_only(state: TrainedState, request: ForgetRequest, params: dict) -> Unlearned:

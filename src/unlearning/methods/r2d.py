@@ -108,7 +108,15 @@ def posthoc_checkpoint(model: nn.Module, X: torch.Tensor, y: torch.Tensor, eta: 
 
 # The common ground's centralized canary task (experiments/common_ground/centralized.py and mlp.py; methods/__init__.py)
 
-@register_central("r2d", model="convex", label="R2D")
+def budget_check(block: dict, common: dict) -> str | None:
+    eps = common["budget"]["epsilon"]
+    if eps > r2d_noise.ANALYTIC_EPSILON_MAX:
+        return (f"common.budget.epsilon: {eps:g}: R2D's analytic Gaussian mechanism is exact up to "
+                f"{r2d_noise.ANALYTIC_EPSILON_MAX:g} (privacy/r2d_noise.py); valid: a number in (0, 1e12]")
+    return None
+
+
+@register_central("r2d", model="convex", label="R2D", check=budget_check)
 def run_convex(b) -> None:
     """Noiseless GD for T = `r2d_burn_in` steps at R2D's own step size eta = `r2d_eta_L_T` / (L T) (its eICU run has
     eta L T = 3.6), keeping the model of step T - K; unlearning rewinds there and re-runs K steps on D' (Algorithm 2),
@@ -130,7 +138,7 @@ def run_convex(b) -> None:
                   sensitivity=r2d_noise.sensitivity(K, T, eta, bk.L, clip, 1, n))
 
 
-@register_central("r2d", model="mlp", label="R2D")
+@register_central("r2d", model="mlp", label="R2D", check=budget_check)
 def run_mlp(b) -> None:
     """R2D's own training (the MLP bench's original: minibatch SGD at lr0 gamma^epoch, a checkpoint after every
     epoch) and its L and G; unlearning rewinds K_ep epochs and re-runs them on D' (`rewind`); retraining re-runs all.

@@ -44,11 +44,27 @@ import torch.nn.functional as F
 from torch import nn
 
 from .. import floatmath
+from ..plugins import group, param
 from ..privacy import r2d_baselines as rbn
 from ..seeding import derive_seed, generator
 from ..train.checkpointed_sgd import set_flat
 from ..train.flat import FlatSpec
 from . import register_central
+
+POSITIVE = {"exclusiveMinimum": 0}
+# R2D's certified baselines as its authors ran them (its Table 6's eICU column), on the common ground's canary task
+HF_PARAMS = {"lr0": param("number", 0.1, **POSITIVE), "decay": param("number", 0.995, **POSITIVE, exclusiveMaximum=1),
+             "clip": param("number", 5.0, **POSITIVE), "l2": param("number", 1.0e-6, minimum=0),
+             "batch_size": param("integer", 512, minimum=1), "epochs": param("integer", 15, minimum=1),
+             "rho_iterations": param("integer", 1000, minimum=1)}
+CNS_PARAMS = {"lr": param("number", 0.001, **POSITIVE), "wd": param("number", 5.0e-4, minimum=0),
+              "batch_size": param("integer", 128, minimum=1), "epochs": param("integer", 30, minimum=1),
+              "R": param("number", 10.0, **POSITIVE),
+              "lissa": group(s1=param("integer", 10, minimum=1), s2=param("integer", 1000, minimum=1),
+                             bs=param("integer", 10, minimum=1), scale=param("number", 50000.0, **POSITIVE),
+                             gamma=param("number", 200.0, minimum=0)),
+              "noise": group(lam=param("number", 2000.0, **POSITIVE), M=param("number", 1.0, minimum=0),
+                             rho=param("number", 0.1, **POSITIVE, maximum=1), lam_min=param("number", 0.0, minimum=0))}
 
 
 class Diverged(RuntimeError):
@@ -359,15 +375,15 @@ def _publish_pair(b, method: str, make) -> None:
     b.publish(method, method, r["sigma"], r["unlearned"], r["retrained"], r["grads"], adjacency="deletion", **extra)
 
 
-@register_central("hf", model="convex", label="HF", params_key="hf")
-@register_central("hf", model="mlp", label="HF", params_key="hf")
+@register_central("hf", model="convex", label="HF", params_key="hf", params=HF_PARAMS)
+@register_central("hf", model="mlp", label="HF", params_key="hf", params=HF_PARAMS)
 def run_hf(b) -> None:
     _publish_pair(b, "hf", lambda: hf_pair(b.model_fn, b.x, b.labels, b.canary, b.central["hf"], b.eps, b.delta,
                                            b.seed))
 
 
-@register_central("cns", model="convex", label="CNS", params_key="cns")
-@register_central("cns", model="mlp", label="CNS", params_key="cns")
+@register_central("cns", model="convex", label="CNS", params_key="cns", params=CNS_PARAMS)
+@register_central("cns", model="mlp", label="CNS", params_key="cns", params=CNS_PARAMS)
 def run_cns(b) -> None:
     L, G = b.smoothness()
     _publish_pair(b, "cns", lambda: cns_pair(b.model_fn, b.x, b.labels, b.canary, b.central["cns"], b.eps, b.delta,

@@ -38,6 +38,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
+from ..plugins import group, param
 from ..privacy import rrdu_noise
 from ..privacy.search import finite, integer
 from ..seeding import derive_seed
@@ -252,7 +253,18 @@ def rrdu_claim(result: Unlearned, budget: dict) -> dict:
                                                              f" (nominal: {rrdu_noise.WHY})")}
 
 
-@register("rrdu", label="RR-DU", original="walk", takes_budget=True, claim=rrdu_claim,
+POSITIVE = {"exclusiveMinimum": 0}
+# the walk (Algorithm 2, the `walk` family) and Algorithm 4 (lightweight); L and rho: Table 12's MNIST/FLNet
+RRDU_PARAMS = {
+    "train": group(hops=param("integer", 200, minimum=1), epochs=param("integer", 5, minimum=1),
+                   lr=param("number", 0.001, **POSITIVE)),
+    "unlearn": group(hops=param("integer", 100, minimum=1), lr=param("number", 0.001, **POSITIVE),
+                     p=param("number", 0.1, minimum=0, maximum=1), s=param("integer", 4, minimum=1),
+                     L=param("number", 0.5, **POSITIVE), rho=param("number", 10.82, nullable=True, **POSITIVE),
+                     semantics=param(["adam", "sgd_literal", "adam_fresh"], "adam"))}
+
+
+@register("rrdu", label="RR-DU", original="walk", takes_budget=True, claim=rrdu_claim, params=RRDU_PARAMS,
           does_not_apply={"sample": "RR-DU's Algorithm 4 unlearns a forget set held by one client u (the walk's "
                                     "restart node); this setting's lies at every client"})
 def rrdu_method(state: TrainedState, request, params: dict) -> Unlearned:

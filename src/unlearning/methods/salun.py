@@ -36,11 +36,14 @@ import torch
 from torch.func import grad
 
 from ..experiment import ForgetRequest
+from ..plugins import param
 from ..seeding import generator
 from ..topology import dsgd_floats
 from ..train.dsgd import ClientData, make_loss, retain_forget_rounds
 from ..train.flat import FlatSpec
 from . import Cost, TrainedState, Unlearned, register, register_central
+from .finetune import ROUNDS_AND_LR
+from .neggrad_plus import CENTRAL_STEPS
 
 log = logging.getLogger("unlearning")
 
@@ -60,6 +63,9 @@ def random_labels(y: torch.Tensor, classes: int, gen: torch.Generator) -> torch.
     return (y.cpu() + shift) % classes
 
 
+RATIO = {"ratio": param("number", 0.5, exclusiveMinimum=0, maximum=1)}  # the salient share of weights (the paper's)
+
+
 def _ratio(params: dict) -> float:
     ratio = float(params["ratio"])
     if not 0.0 < ratio <= 1.0:
@@ -67,7 +73,7 @@ def _ratio(params: dict) -> float:
     return ratio
 
 
-@register("salun", label="SalUn")
+@register("salun", label="SalUn", params={**ROUNDS_AND_LR, **RATIO})
 def salun(state: TrainedState, request: ForgetRequest, params: dict) -> Unlearned:
     s = state.setup
     ratio, lr = _ratio(params), float(params["lr"])
@@ -109,8 +115,8 @@ def salun(state: TrainedState, request: ForgetRequest, params: dict) -> Unlearne
     return Unlearned(theta[kept], remaining, Cost(time.perf_counter() - start, grad_evals, store.bytes_read, floats))
 
 
-@register_central("salun", model="convex", label="SalUn", params_key="salun")
-@register_central("salun", model="mlp", label="SalUn", params_key="salun")
+@register_central("salun", model="convex", label="SalUn", params_key="salun", params={**CENTRAL_STEPS, **RATIO})
+@register_central("salun", model="mlp", label="SalUn", params_key="salun", params={**CENTRAL_STEPS, **RATIO})
 def run_central(b) -> None:
     p = b.central["salun"]
     ratio, lr, steps = _ratio(p), float(p["lr"]), p["steps"]

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import attack_names
 from .compare import COUNTED, counted_rows
 from .page import Page
 
@@ -35,8 +34,15 @@ READABLE = {"method": "method", "test_accuracy": "test accuracy", "forget_accura
             "score_mu": "score's mu (fitted)", "mechanism_mu": "mechanism's mu",
             "canaries": "canaries", "guesses": "guesses", "correct": "correct guesses",
             "epsilon_lower": "epsilon's lower bound", "refutable_epsilon": "the claim allows (2 epsilon)",
-            "ceiling": "the most these guesses can show",
-            **attack_names.readable_all()}  # each reference-model attack's columns ("LiRA AUC")
+            "ceiling": "the most these guesses can show"}
+
+
+def readable() -> dict[str, str]:
+    """READABLE with each reference-model attack's columns ("LiRA AUC")."""
+    from ..evaluate.attacks.protocol import REFERENCE_ATTACKS
+    from ..evaluate.attacks.protocol import readable as attack_columns
+
+    return {**READABLE, **{c: r for name in REFERENCE_ATTACKS for c, r in attack_columns(name).items()}}
 
 
 @dataclass
@@ -88,7 +94,7 @@ def write_index(summaries: list[Summary], scale: str, out_dir: str | Path, machi
     for s in summaries:
         if s.section:  # a comparison across papers: its summary, figure and tables on the front page
             page.heading(s.title)
-            page.blocks += [(kind, (body[0].rename(columns=READABLE), body[1]) if kind == "table" else body)
+            page.blocks += [(kind, (body[0].rename(columns=readable()), body[1]) if kind == "table" else body)
                             for kind, body in s.section]
     page.heading("Reports")
     page.bullets([f"- [{s.title}]({s.folder}/index.md)" for s in summaries] +

@@ -2,14 +2,17 @@
 locked dependency): the 5,000 training digits (500 a class), split here 4,000 train / 1,000 test, stratified. It is a
 subset of MNIST's training set, not MNIST: no paper's accuracy is comparable on it (issue 38)."""
 
-from pathlib import Path
+from __future__ import annotations
 
-import numpy as np
-import torch
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...seeding import derive_seed
 from ..availability import mnist_5k_file
 from ..errors import DatasetUnavailable
+
+if TYPE_CHECKING:
+    import torch
 
 CLASSES = 10
 SHAPE = (1, 28, 28)
@@ -27,6 +30,9 @@ def load_mnist_5k(path: str | Path | None = None) -> dict[str, torch.Tensor]:
     labels, split per class: the first 400 of a seeded permutation train, the other 100 test (fixed: seed 0,
     whatever the experiment's seed, so that the dataset is one thing)."""
     import gzip
+
+    import numpy as np
+    import torch
 
     path = Path(path) if path is not None else mnist_5k_file()
     if not path.is_file():

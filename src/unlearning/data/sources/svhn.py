@@ -1,7 +1,11 @@
 """SVHN's cropped digits (Netzer et al. 2011) through torchvision (a network, or its files under data.raw_root)."""
 
-import numpy as np
-import torch
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import torch
 
 CLASSES = 10
 SHAPE = (3, 32, 32)
@@ -11,6 +15,9 @@ RAW_FILE = "SVHN/train_32x32.mat"
 
 
 def layout(ds) -> tuple[torch.Tensor, torch.Tensor]:
+    import numpy as np
+    import torch
+
     return torch.from_numpy(np.ascontiguousarray(ds.data)), torch.from_numpy(ds.labels.astype(np.int64))
 
 

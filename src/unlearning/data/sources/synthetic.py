@@ -1,9 +1,13 @@
 """A tiny learnable image dataset for tests: a fixed pattern per class plus noise, uint8 1x28x28, generated."""
 
-import numpy as np
-import torch
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from ...seeding import derive_seed
+
+if TYPE_CHECKING:
+    import torch
 
 CLASSES = 10
 SHAPE = (1, 28, 28)
@@ -13,6 +17,9 @@ RAW_FILE = None  # generated from the seed
 
 def synthetic(seed: int, n_train: int = 2000, n_test: int = 500, classes: int = 10) -> dict[str, torch.Tensor]:
     """A tiny learnable image dataset for tests: a fixed pattern per class plus noise, uint8 1x28x28."""
+    import numpy as np
+    import torch
+
     rng = np.random.default_rng(derive_seed(seed, "synthetic"))
     prototypes = rng.uniform(0, 1, size=(classes, 1, 28, 28)) > 0.7
     out = {}

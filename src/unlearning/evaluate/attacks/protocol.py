@@ -1,18 +1,20 @@
 """The common ground's reference-model attacks behind one small protocol (issue 55): a module of this package
-declares one with `@reference_attack(name, label=...)` on its `fit(References) -> Fitted`; attack_names.py finds the
-names without importing, `load_reference_attack` imports the module that declares one. The judge
+declares one with `@reference_attack(name, label=...)` on its `fit(References) -> Fitted`; `REFERENCE_ATTACKS` holds
+them (reading it imports every module of this package and the entry points: plugins.py). The judge
 (experiments/common_ground/judge.py) runs those of `common.decentralized.attack.scores`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import import_module
 from typing import Callable
 
 import numpy as np
 
-from ...attack_names import modules
+from ...plugins import Registry
+
+COLUMNS = ("auc", "tpr_at_1pct_fpr", "tpr_at_0.1pct_fpr")  # each attack's row columns, `<name>_<column>`
+READABLE = ("AUC", "TPR at 1 % FPR", "TPR at 0.1 % FPR")
 
 
 @dataclass(frozen=True)
@@ -44,29 +46,31 @@ class ReferenceAttack:
     name: str
     label: str
     fit: Callable[[References], Fitted]
+    module: str
 
 
-REFERENCE_ATTACKS: dict[str, ReferenceAttack] = {}
+REFERENCE_ATTACKS = Registry("attack", "unlearning.evaluate.attacks")
 
 
 def reference_attack(name: str, *, label: str):
     """Declare the decorated `fit(references) -> Fitted` as the reference-model attack `name` (the common ground
-    reports its AUC and TPR at 1 % and 0.1 % FPR as `<name>_auc`, `<name>_tpr_at_1pct_fpr`, ...; docs/extending.md).
-    The name and label must be literals: attack_names.py reads them without importing the module."""
+    reports its AUC and TPR at 1 % and 0.1 % FPR as `<name>_auc`, `<name>_tpr_at_1pct_fpr`, ...; docs/extending.md)."""
     def wrap(fit: Callable[[References], Fitted]) -> Callable[[References], Fitted]:
-        if name in REFERENCE_ATTACKS and REFERENCE_ATTACKS[name].fit.__module__ != fit.__module__:
-            raise ValueError(f"attack {name!r}: registered by {REFERENCE_ATTACKS[name].fit.__module__} and by "
-                             f"{fit.__module__}")
-        REFERENCE_ATTACKS[name] = ReferenceAttack(name, label, fit)
+        REFERENCE_ATTACKS.add(name, ReferenceAttack(name, label, fit, fit.__module__))
         return fit
 
     return wrap
 
 
-def load_reference_attack(name: str) -> ReferenceAttack:
-    """The attack `name`, the module of this package that declares it imported (attack_names.py finds it)."""
-    if name not in modules():
-        raise KeyError(f"attack {name!r}: no module of unlearning.evaluate.attacks declares it; valid: "
-                       f"{', '.join(sorted(modules()))}")
-    import_module(modules()[name])
-    return REFERENCE_ATTACKS[name]
+def label(name: str) -> str:
+    return REFERENCE_ATTACKS[name].label if name in REFERENCE_ATTACKS else name
+
+
+def columns(name: str) -> list[str]:
+    """The row columns of attack `name`: its AUC and TPRs at 1 % and 0.1 % FPR."""
+    return [f"{name}_{c}" for c in COLUMNS]
+
+
+def readable(name: str) -> dict[str, str]:
+    """{column: display name} of attack `name`'s columns ("LiRA TPR at 1 % FPR")."""
+    return {c: f"{label(name)} {r}" for c, r in zip(columns(name), READABLE)}

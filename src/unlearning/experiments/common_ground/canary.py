@@ -30,15 +30,17 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ... import families
 from ...evaluate.forward import logits_in_batches
 from ...experiment import Setup
+from ...families import FAMILIES
 from ...files import write_json
 from ...methods import MethodInfo
 from ...privacy import audit, one_run
 from ...resolved import config_record
 from ...seeding import generator
 from ...train.dsgd import ClientData
-from . import config, families
+from . import config
 from . import decentralized as dec
 
 log = logging.getLogger("unlearning")
@@ -111,7 +113,7 @@ def canary_audit(params: dict, setting: str, info: MethodInfo, features: str) ->
     """The method's canary audit over the setting's seeds, with its control (module docstring)."""
     cfg, budget = config(params)["decentralized"], config(params)["budget"]
     c = cfg["canary"]
-    if families.module(info.original).TWIN is not None:  # before any training
+    if FAMILIES[info.original].twin is not None:  # before any training
         raise ValueError(f"canary audit: {info.name}'s original {info.original!r} trains a twin setup, which the "
                          "canaries do not reach; valid: a method whose family trains the setting itself")
     pooled = {"method": [0, 0, 0], "original": [0, 0, 0]}  # m, r, v

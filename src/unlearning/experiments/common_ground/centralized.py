@@ -329,9 +329,9 @@ def step_centralized(params: dict, features: str, out: str, timing: str) -> None
     a positive control at each of `controls` times the claimed epsilon (its noise set so that the pair's exact
     epsilon, or SGLU's and LU's accountant's, is that multiple): where the audit's bound exceeds the claim there,
     it has shown the power to fault a certificate at this run count."""
-    from ...methods import registry
+    from ...methods import central_runner
 
-    runners = {name: registry.load_central(name, "convex") for name in config(params)["centralized"]["methods"]}
+    runners = {name: central_runner(name, "convex") for name in config(params)["centralized"]["methods"]}
     b = Bench(params, features)
     for name, info in runners.items():
         b.result["labels"][name] = info.label

@@ -59,7 +59,7 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
                        help="common ground: named methods (and retraining, to compare) on one seed of a decentralized "
                             "setting, their rows printed (docs/extending.md)")
     s.set_defaults(run=run)
-    s.add_argument("names", nargs="+", help="registered methods (python -m unlearning.method_names lists them)")
+    s.add_argument("names", nargs="+", help="registered methods (check-params names them where one is unknown)")
     s.add_argument("--setting", default="client", help="client | sample (default: client)")
     s.add_argument("--seed", type=int, default=None, help="one of common.decentralized.seeds (default: the first)")
     add_file_options(s, ["--features", "--out?"])

@@ -41,15 +41,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ...attack_names import columns
+from ... import families
 from ...config import deep_merge
+from ...evaluate.attacks.protocol import columns
 from ...experiment import Setup, build_setup, make_split
+from ...families import FAMILIES, Context, Original
 from ...files import load_tensors, save_tensors, write_json
-from ...method_names import declared, names
-from ...methods import MethodInfo, TrainedState, Unlearned, registry
+from ...methods import METHODS, MethodInfo, TrainedState, Unlearned
 from ...resolved import config_record
-from . import config, families
-from .families import Context, Original
+from . import config
 from .judge import Judge
 from .layout import SETTINGS
 
@@ -97,27 +97,26 @@ def check_seed(params: dict, seed: int) -> None:
 # ----------------------------------------------------------------------------------------------- methods
 
 def configured_methods(params: dict, setting: str, names_: list[str] | None = None) -> dict[str, MethodInfo]:
-    """The setting's `methods` (or `names_`), each declared by a module (methods/registry.py), applying to the
-    setting and starting from a training family that exists: else a KeyError naming the key and what is valid."""
+    """The setting's `methods` (or `names_`), each a registered method (methods/__init__.py), applying to the
+    setting and starting from a training family that exists: else an error naming the key and what is valid."""
     key = f"common.decentralized.{setting}.methods"
     names_ = setting_config(params, setting)["methods"] if names_ is None else names_
-    registry.check(key, names_)
-    return checked(key, setting, {m: registry.load(m) for m in names_})
+    return checked(key, setting, {m: METHODS[m] for m in names_})
 
 
 def checked(key: str, setting: str, infos: dict[str, MethodInfo]) -> dict[str, MethodInfo]:
     for m, info in infos.items():
         if setting in info.does_not_apply:
             raise KeyError(f"{key}: {m!r} does not apply to this setting ({info.does_not_apply[setting]})")
-        if info.original not in families.names():
+        if info.original not in FAMILIES:
             raise KeyError(f"{key}: {m!r} starts from the original {info.original!r} ({info.module}); valid: "
-                           f"{', '.join(families.names())}")
+                           f"{', '.join(FAMILIES.names())}")
     return infos
 
 
 def method_config(cfg: dict, budget: dict, info: MethodInfo) -> dict:
     """The method's params block of the setting's config, the common budget added where it takes one."""
-    mcfg = cfg.get(info.params_key or info.name, {})
+    mcfg = cfg.get(info.block, {})
     return {**mcfg, "epsilon": budget["epsilon"], "delta": budget["delta"]} if info.takes_budget else mcfg
 
 
@@ -132,7 +131,7 @@ def header(setup: Setup, judge: Judge) -> dict:
 def original_row(judge: Judge, family: str, orig: Original) -> dict:
     """The trained state judged as its remaining clients hold it, with what its training cost."""
     fns = orig.predict if orig.predict is not None else judge.models(orig.rows)
-    return {**judge(fns, f"original {family}"), "trained_by": families.module(family).LABEL,
+    return {**judge(fns, f"original {family}"), "trained_by": FAMILIES[family].label,
             "gradient_evaluations": orig.cost.grad_evals, "communication_floats": orig.cost.communication_floats}
 
 
@@ -203,14 +202,14 @@ def audit_row(evidence: dict, retrain: tuple[list[int], torch.Tensor] | None, cl
 def assemble(params: dict, setting: str, seed: int, head: dict, originals: dict, methods: dict,
              labels: dict[str, str]) -> dict:
     """A setting's result for one seed (what common-decentralized and the workflow's put-together write): every
-    registered method that does not apply here named with its reason (from its declaration, not imported)."""
-    declarations = {m: declared(m) for m in names()}
+    registered method that does not apply here named with its reason."""
+    declarations = {m: METHODS[m] for m in METHODS}
     return {"setting": setting, "seed": seed, "scale": params["scale"], "clients": head["clients"],
             "forget": head["forget"], "forget_samples": head["forget_samples"], "dim": head["dim"],
             "rmia": head["rmia"], "originals": originals, "methods": methods,
-            "does_not_apply": {m: d["does_not_apply"][setting] for m, d in declarations.items()
-                               if setting in d["does_not_apply"]},
-            "labels": {**{m: d["label"] for m, d in declarations.items()}, **labels},
+            "does_not_apply": {m: d.does_not_apply[setting] for m, d in declarations.items()
+                               if setting in d.does_not_apply},
+            "labels": {**{m: d.label for m, d in declarations.items()}, **labels},
             "config": config_record(params)}
 
 

@@ -11,10 +11,9 @@ import numpy as np
 import torch
 
 from ... import floatmath
-from ...attack_names import columns
 from ...evaluate.attacks import rmia
 from ...evaluate.attacks.loss_threshold import loss_threshold_auc
-from ...evaluate.attacks.protocol import References, load_reference_attack
+from ...evaluate.attacks.protocol import REFERENCE_ATTACKS, References, columns
 from ...evaluate.attacks.references import train_references
 from ...evaluate.attacks.shadow import stratified_halves, train_shadows
 from ...evaluate.forward import logits_in_batches
@@ -71,7 +70,7 @@ class Judge:
         if "scores" not in a:
             raise KeyError("common.decentralized.attack.scores: missing; valid: a list of reference-model attacks "
                            "holding rmia (params.yaml ships [rmia, lira])")
-        self.attacks = {name: load_reference_attack(name) for name in a["scores"]}
+        self.attacks = {name: REFERENCE_ATTACKS[name] for name in a["scores"]}
         self._fit()
         self.pairs = class_matched_pairs(self.y_forget, setup.y_test.cpu(), a["mia_samples"],
                                          generator(setup.seed, setup.name, "mia"))
@@ -181,7 +180,7 @@ class Judge:
                "forget_accuracy": float((p_forget.argmax(1) == self.y_forget).float().mean()),
                "loss_threshold_auc": loss_threshold_auc(nll(p_forget, self.y_forget)[self.pairs[0]],
                                                         nll(p_test, y_test)[self.pairs[1]])}
-        for name, fitted in self.fitted.items():  # attack_names.COLUMNS: AUC, TPR at 1 % and at 0.1 % FPR
+        for name, fitted in self.fitted.items():  # protocol.COLUMNS: AUC, TPR at 1 % and at 0.1 % FPR
             score = fitted.score(p_cand, p_pop)
             m = rmia.metrics(score[:members], score[members:])
             auc, tpr1, tpr01 = columns(name)

@@ -1,5 +1,5 @@
 """Where the decentralized settings' parts live (issue 55, item 3), for the workflow (common.smk) and the jobs
-(parts.py) alike; torch-free. Every function takes plain values or Snakemake wildcards ("{seed}") and a root
+(parts.py) alike. Every function takes plain values or Snakemake wildcards ("{seed}") and a root
 (the working directory).
 
 - artifacts/common_ground/<setting>_s<seed>/references.safetensors: the attack's reference models' probabilities
@@ -15,11 +15,8 @@
 
 from __future__ import annotations
 
-import ast
-from functools import cache
-from pathlib import Path
-
-from ...method_names import declared, names
+from ...families import FAMILIES
+from ...methods import METHODS
 
 SETTINGS = ("client", "sample")
 
@@ -75,31 +72,10 @@ def timing(setting, seed, root=".") -> str:
 
 def families_of(methods) -> list[str]:
     """The training families `methods` (names) start from, in the order of first use."""
-    return list(dict.fromkeys(declared(m)["original"] for m in methods))
+    return list(dict.fromkeys(METHODS[m].original for m in methods))
 
 
 # ----------------------------------------------------------------------------------------------- what each part reads
-
-FAMILIES_DIR = Path(__file__).resolve().parent / "families"
-
-
-def family_names() -> list[str]:
-    """Every training family: the modules of families/ (families/__init__.py)."""
-    return sorted(p.stem for p in FAMILIES_DIR.glob("*.py") if not p.stem.startswith("_"))
-
-
-@cache
-def family_declared(family: str) -> dict:
-    """A family module's literal `PARAMS` and `TWIN` (families/__init__.py), read without importing it."""
-    path = FAMILIES_DIR / f"{family}.py"
-    if not path.is_file():
-        raise KeyError(f"training family {family!r}: no module {path}; valid: {', '.join(family_names())}")
-    found = {"PARAMS": (), "TWIN": None}
-    for node in ast.parse(path.read_text(), str(path)).body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and getattr(node.targets[0], "id", "") in found:
-            found[node.targets[0].id] = ast.literal_eval(node.value)
-    return found
-
 
 def _dotted(block: dict, key: str):
     for part in key.split("."):
@@ -110,29 +86,29 @@ def _dotted(block: dict, key: str):
 def task_params(dec: dict, setting: str) -> dict:
     """What every part of `setting` reads of `common.decentralized` (`dec`): all but the settings' blocks, the seed
     list, the methods' and the families' own blocks; with the setting's forget request."""
-    own = {declared(m)["params_key"] for m in names()}
-    own |= {p.split(".")[0] for f in family_names() for p in family_declared(f)["PARAMS"]}
+    own = {METHODS[m].block for m in METHODS}
+    own |= {p.split(".")[0] for f in FAMILIES for p in FAMILIES[f].reads}
     return {**{k: v for k, v in dec.items() if k not in (*SETTINGS, "seeds", "canary") and k not in own},
             "forget": dec[setting]["forget"]}
 
 
 def family_params(dec: dict, setting: str, family: str) -> dict:
-    return {**task_params(dec, setting), **{p: _dotted(dec, p) for p in family_declared(family)["PARAMS"]}}
+    return {**task_params(dec, setting), **{p: _dotted(dec, p) for p in FAMILIES[family].reads}}
 
 
 def method_params(dec: dict, budget: dict, setting: str, method: str) -> dict:
     """The task, the method's own block, the budget and the seeds (a method's job runs every seed)."""
-    key = declared(method)["params_key"]
+    key = METHODS[method].block
     return {**task_params(dec, setting), key: dec.get(key, {}), "budget": budget, "seeds": dec["seeds"]}
 
 
 def canary_params(dec: dict, budget: dict, setting: str, method: str) -> dict:
     """A canary audit's: the method's, its family's own blocks (it trains the original again) and the audit's."""
-    family = declared(method)["original"]
+    family = METHODS[method].original
     return {**method_params(dec, budget, setting, method), **family_params(dec, setting, family),
             "canary": dec["canary"]}
 
 
 def audited(dec: dict, setting: str) -> list[str]:
     """The setting's methods a canary audit runs for: those that take the common budget (their claim is at it)."""
-    return [m for m in dec[setting]["methods"] if declared(m)["takes_budget"]]
+    return [m for m in dec[setting]["methods"] if METHODS[m].takes_budget]

@@ -27,7 +27,6 @@ import torch
 import torch.nn.functional as F
 from torch.func import functional_call, vmap
 
-from ... import method_names
 from ...experiment import pick_device
 from ...files import write_json
 from ...history import CheckpointStore
@@ -200,17 +199,17 @@ class MlpBench(CanaryTask):
 def step_mlp(params: dict, features: str, out: str, timing: str) -> None:
     """Every method of common.mlp.methods on the MLP's canary task, `trials` runs a side each, and their audits;
     the methods of common.centralized.methods without an MLP runner as not applicable, with their reasons."""
-    from ...methods import registry
+    from ...methods import CENTRAL, central_runner
 
     cfg = config(params)
-    runners = {name: registry.load_central(name, "mlp") for name in cfg["mlp"]["methods"]}
+    runners = {name: central_runner(name, "mlp") for name in cfg["mlp"]["methods"]}
     with tempfile.TemporaryDirectory(prefix="common-mlp-") as tmp:
         b = MlpBench(params, features, tmp)
         for name in cfg["centralized"]["methods"]:
-            if name not in method_names.central_names("mlp"):
-                why = registry.load_central(name, "convex").does_not_apply.get("mlp", "no runner on the MLP declared")
+            if (name, "mlp") not in CENTRAL:
+                why = central_runner(name, "convex").does_not_apply.get("mlp", "no runner on the MLP declared")
                 b.result["does_not_apply"][name] = why
-                b.result["labels"][name] = registry.load_central(name, "convex").label
+                b.result["labels"][name] = central_runner(name, "convex").label
         for name, info in runners.items():
             b.result["labels"][name] = info.label
             info.run(b)

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import torch
 
+from ... import families
 from ...files import load_metadata, load_tensors, save_tensors, write_json
-from ...method_names import declared
-from . import config, families, layout
+from . import config, layout
 from . import decentralized as dec
 from .judge import Judge
 
@@ -55,11 +55,6 @@ def original_part(params: dict, setting: str, seed: int, family: str, features: 
 
 def method_part(params: dict, setting: str, method: str, features: str, root: str = ".") -> None:
     info = dec.configured_methods(params, setting, [method])[method]
-    source = declared(method)
-    for key, value in (("original", info.original), ("params_key", info.params_key or method)):
-        if source[key] != value:  # the workflow chose this job's inputs and params from the source
-            raise ValueError(f"method {method!r} ({info.module}): @register's {key}= is {value!r} when imported but "
-                             f"{source[key]!r} read from its source; write {key}= as a literal")
     budget = config(params)["budget"]
     tensors, rows, evidence, seconds = {}, {}, {}, {}
     for seed in config(params)["decentralized"]["seeds"]:

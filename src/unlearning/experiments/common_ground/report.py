@@ -11,33 +11,36 @@ from pathlib import Path
 
 import pandas as pd
 
-from ... import attack_names, method_names
+from ...evaluate.attacks import protocol as attack_protocol
 from ...files import atomic_path
 from ...privacy import audit, gdp_audit
 from ...report import claims
 from ...report.compare import UNINFORMATIVE, count_tables, read_table, statuses, verdict
-from ...report.index import READABLE, Summary
+from ...report.index import Summary, readable
 from ...report.page import Page, select
 from ...resolved import check_inputs
 from . import config
 
 # the tables the front page counts (a control's canary row, "faulted" or "missed", is no verdict and is not counted)
 TABLES = ("centralized", "centralized_mlp", "client", "sample", "canary")
-# the labels of a centralized result written before results named theirs (later ones: the runners' declarations)
-LABELS = {"sglu": "SGLU", "lu": "LU", "d2d": "D2D", "r2d": "R2D", "hf": "HF", "cns": "CNS"}
-
-
 def central_label(result: dict, method: str) -> str:
-    """The display label of a centralized result's method."""
-    return result.get("labels", {}).get(method) or LABELS.get(method, method)
+    """The display label of a centralized result's method: the result's (its runner's declaration), else, for a result
+    written before results named theirs, the runner's declaration on either model."""
+    if named := result.get("labels", {}).get(method):
+        return named
+    from ...methods import CENTRAL
+
+    return next((CENTRAL[(method, m)].label for m in ("convex", "mlp") if (method, m) in CENTRAL), method)
 
 
 def label(result: dict, method: str) -> str:
     """The display label of a decentralized result's method."""
     if named := result.get("labels", {}).get(method):
         return named
-    # a result file written before results named their labels: the method's declaration, read from its source
-    return method_names.declared(method)["label"] if method in method_names.modules() else method
+    # a result file written before results named their labels: the method's declaration
+    from ...methods import METHODS
+
+    return METHODS[method].label if method in METHODS else method
 
 
 METRICS = ("test_accuracy", "forget_accuracy", "memorisation_gap", "loss_threshold_auc")  # then each attack's
@@ -52,13 +55,13 @@ def attacks_of(results: list[dict]) -> dict[str, str]:
         if named is None:
             rows = [*r["methods"].values(), *r["originals"].values()]
             named = [a for a in ("rmia", "lira") if any(f"{a}_auc" in m for m in rows)]
-        found.update({a: attack_names.label(a) for a in named})
+        found.update({a: attack_protocol.label(a) for a in named})
     return found
 
 
 def attack_columns(attacks: dict[str, str]) -> list[str]:
     """Each attack's row columns (AUC, TPR at 1 % and at 0.1 % FPR), in the attacks' order."""
-    return [c for name in attacks for c in attack_names.columns(name)]
+    return [c for name in attacks for c in attack_protocol.columns(name)]
 
 
 # a method "removed" what its original carried at retraining's utility when its mean test accuracy is at most this
@@ -569,7 +572,7 @@ def table_views(page: Page, table: pd.DataFrame, views, key: str = "method", sta
             continue
         texts = [c for c in TEXT_COLUMNS if c in view]
         page.text(f"**{title}**")
-        names = {**READABLE, "status": status}
+        names = {**readable(), "status": status}
         page.table(view.assign(**{c: view[c].map(short_verdict) for c in texts}).rename(columns=names))
         notes = [f"- {row[key]} ({names.get(c, c)}): {row[c]}" for c in texts for _, row in view.iterrows()
                  if isinstance(row[c], str) and ":" in row[c]]
@@ -727,7 +730,7 @@ def write_report(params: dict, centralized: str | None, timing: str | None, mlp:
     if study:
         page.heading("How many reference models an attack needs")
         page.text(
-            f"{' and '.join(map(attack_names.label, study['attack'].get('attacks', []))) or 'The attacks'} against "
+            f"{' and '.join(map(attack_protocol.label, study['attack'].get('attacks', []))) or 'The attacks'} against "
             "the D-SGD original "
             f"({study['setting']} setting, seed {study['seed']}, the mean "
             f"over its {study['models']} remaining clients' models), each with the first k of "
@@ -837,7 +840,8 @@ def rmia_sentence(runs: list[dict]) -> str:
     for name, name_label in attacks_of(runs).items():  # each other attack, with what it says of itself
         if name != "rmia":
             how = f": {i[name]}" if i.get(name) else ""
-            tail += (f". {name_label} (`{attack_names.modules().get(name, name)}`) on the same references{how} (its "
+            declared = attack_protocol.REFERENCE_ATTACKS.all().get(name)
+            tail += (f". {name_label} (`{declared.module if declared else name}`) on the same references{how} (its "
                      "module's docstring says how it scores)")
     if i["references"] == "online":
         return (f"RMIA online, as its paper runs it: {i['reference_models']} references trained by the target's own "

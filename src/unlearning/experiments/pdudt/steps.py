@@ -25,10 +25,7 @@ from ...config import experiment_config
 from ...experiment import Setup, load_setup
 from ...files import load_metadata, load_tensors, read_json, save_tensors, write_json
 from ...history import History, HistoryWriter
-from ...methods import Cost, TrainedState, get_method
-from ...methods import fats as _fats  # noqa: F401 - registers PDUDT's table's methods
-from ...methods import fedrecovery as _fedrecovery  # noqa: F401
-from ...methods import retrain as _retrain  # noqa: F401
+from ...methods import METHODS, Cost, TrainedState
 from ...methods.pdudt import add_noise, client_correction, client_noise
 from ...resolved import config_record
 from ...seeding import generator
@@ -133,7 +130,7 @@ def _variants(params: dict, name: str, method: str, features: str, split: str, t
             cost, cert = Cost(time.perf_counter() - start, 0), {"sigma": sigma, "reference": "PDUDT Eq. 5"}
         else:
             params_m = {"sigma": sigma, **cfg.get(method, {})}
-            result = get_method(method)(_state(setup, trained_dir), setup.request, params_m)
+            result = METHODS[method](_state(setup, trained_dir), setup.request, params_m)
             theta, clients, cost, cert = result.theta.cpu(), result.clients, result.cost, result.certificate
         thetas.append(theta)
         certificates.append(cert)
@@ -176,7 +173,7 @@ def step_gaps(params: dict, name: str, features: str, split: str, pretrain_dir: 
     retrained, clients, _ = load_variants(retrain_models)
     retrained = retrained[0][1].cpu()
     target_class, y_test = cfg["forget"]["class"], setup.y_test.cpu()
-    runs = {method: get_method(method)(state, setup.request, {"sigma": 0.0, **cfg.get(method, {})})
+    runs = {method: METHODS[method](state, setup.request, {"sigma": 0.0, **cfg.get(method, {})})
             for method in ("pdudt", "pdudt_es", "noise_only")}
     runs["pdudt_sum"] = pdudt.unlearn(state, setup.request, 0.0, None, weights="sum")
     original = runs["noise_only"].theta.cpu()  # the remaining clients' models at t1, uncorrected
@@ -556,15 +553,15 @@ def step_timing(params: dict, name: str, features: str, split: str, pretrain_dir
         result["methods"][method] = {"seconds": median, "runs": times, "how": "median after warm-up, one client"}
     methods = cfg["methods"]
     if "fedrecovery" in methods:
-        state, fedrecovery = _state(setup, servers / "fedrecovery"), get_method("fedrecovery")
+        state, fedrecovery = _state(setup, servers / "fedrecovery"), METHODS["fedrecovery"]
         median, times = _median_time(lambda: fedrecovery(state, setup.request, {"sigma": sigma}), repeats)
         result["methods"]["fedrecovery"] = {"seconds": median, "runs": times, "how": "median after warm-up, server"}
     if "retrain" in methods:
-        seconds = get_method("retrain")(_state(setup, pretrain_dir), setup.request, {}).cost.wall_time_s
+        seconds = METHODS["retrain"](_state(setup, pretrain_dir), setup.request, {}).cost.wall_time_s
         result["methods"]["retrain"] = {"seconds": seconds, "how": "the t1 retraining rounds, all clients in one "
                                         "process, one run"}
     if "fats" in methods:
-        seconds = get_method("fats")(_state(setup, servers / "fats"), setup.request, cfg["fats"]).cost.wall_time_s
+        seconds = METHODS["fats"](_state(setup, servers / "fats"), setup.request, cfg["fats"]).cost.wall_time_s
         result["methods"]["fats"] = {"seconds": seconds, "how": "server rollback retraining r0 .. t1-1, one run"}
     if "hdus" in methods:
         _, busiest, seconds = hdus.unlearn(setup, servers / "hdus" / "history", cfg["hdus"]["refit_lr"])

@@ -14,9 +14,7 @@ from ...evaluate.metrics import accuracy, per_sample_loss_and_pred
 from ...experiment import load_setup, make_split
 from ...files import load_metadata, load_tensors, read_json, save_tensors, write_json
 from ...history import CheckpointStore, HistoryWriter
-from ...methods import Cost, TrainedState, get_method
-from ...methods import finetune as _finetune  # noqa: F401 - registers the spine's methods
-from ...methods import retrain as _retrain  # noqa: F401
+from ...methods import METHODS, Cost, TrainedState
 from ...resolved import config_record
 from ...train.dsgd import train
 from ..common.io import load_models, write_cost
@@ -92,7 +90,7 @@ def step_unlearn(params: dict, name: str, method: str, features: str, split: str
     setup = load_setup(params, name, features, split)
     theta, clients, meta = load_models(str(Path(pretrain_dir) / "models.safetensors"), setup.device)
     state = TrainedState(setup, theta, clients, meta["rounds"], Path(pretrain_dir))
-    result = get_method(method)(state, setup.request, setup.cfg.get(method, {}))
+    result = METHODS[method](state, setup.request, setup.cfg.get(method, {}))
     out = Path(out_dir)
     save_tensors(out / "models.safetensors", {"theta": result.theta, "clients": torch.tensor(result.clients)},
                  {"method": method, "certificate": result.certificate})

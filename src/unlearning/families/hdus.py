@@ -7,8 +7,8 @@ import time
 
 import torch
 
-from ....methods import Cost, TrainedState
-from ....methods import hdus as h
+from ..methods import Cost, TrainedState
+from ..methods import hdus as h
 from . import Context, Original
 
 LABEL = "HDUS main and seed models"

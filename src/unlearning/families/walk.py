@@ -8,11 +8,11 @@ import time
 
 import torch
 
-from ....methods import Cost, TrainedState
-from ....seeding import derive_seed
-from ....train.optim import LocalOptimizer, OptState
-from ....train.random_walk import Streams, TensorClient, Token, uniform_neighbour
-from ....train.random_walk import walk as run_walk
+from ..methods import Cost, TrainedState
+from ..seeding import derive_seed
+from ..train.optim import LocalOptimizer, OptState
+from ..train.random_walk import Streams, TensorClient, Token, uniform_neighbour
+from ..train.random_walk import walk as run_walk
 from . import Context, Original
 
 LABEL = "a token walking the clients with Adam (RR-DU's Algorithm 2)"

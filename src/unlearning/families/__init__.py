@@ -1,5 +1,6 @@
-"""The trained states the common ground's methods start from (issue 55): one training family per module of this
-package, named by the methods' `original` (methods/__init__.py). A family module declares
+"""The trained states the methods start from (issue 55): one training family per module of this package, named by
+its file and by the methods' `original` (methods/__init__.py); `FAMILIES` holds them (reading it imports every module
+of this package: plugins.py). A family module declares
 
 - `LABEL`: what the report calls the trained state (its `originals` row);
 - `TWIN`: "gradient" where it trains the setting's Eq. 2 twin (train.mixing = gradient), else None;
@@ -11,24 +12,23 @@ package, named by the methods' `original` (methods/__init__.py). A family module
   holds besides the stored models and files (a walk's token), to store and to rebuild.
 
 Each family trains once per (setting, seed): in its own workflow job (`save` writes the state beside the files the
-training wrote; `load` rebuilds it in a method's job), or in one process (decentralized.judge_methods). Adding a
-family is adding a module here; nothing else lists them.
+training wrote; `load` rebuilds it in a method's job). Adding a family is adding a module here; nothing else lists
+them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import import_module
 from pathlib import Path
 from types import ModuleType
 
 import torch
 
-from ....experiment import Setup
-from ....files import load_metadata, load_tensors, save_tensors
-from ....methods import Cost, TrainedState
-from ..layout import family_names
+from ..experiment import Setup
+from ..files import load_metadata, load_tensors, save_tensors
+from ..methods import Cost, TrainedState
+from ..plugins import PluginError, Registry
 
 STATE = "state.safetensors"  # in a family's directory, beside what its training wrote
 
@@ -66,16 +66,34 @@ def remaining(setup: Setup, theta: torch.Tensor, clients: list[int]) -> torch.Te
     return theta[[i for i, c in enumerate(clients) if c not in set(setup.request.removed)]]
 
 
-def names() -> tuple[str, ...]:
-    """Every family: the modules of this package (layout.family_names, which the workflow reads without torch)."""
-    return tuple(family_names())
+@dataclass(frozen=True)
+class Family:
+    name: str
+    label: str
+    twin: str | None
+    reads: tuple[str, ...]
+    module: str
+
+
+def _collect(mod: ModuleType) -> None:
+    name = mod.__name__.rpartition(".")[2]
+    for key, ok, valid in (("LABEL", lambda v: isinstance(v, str), "a string"),
+                           ("TWIN", lambda v: v in (None, "gradient"), "None or 'gradient'"),
+                           ("PARAMS", lambda v: isinstance(v, tuple) and all(isinstance(p, str) for p in v),
+                            "a tuple of dotted keys"),
+                           ("train", callable, "a function train(ctx) -> Original")):
+        if not hasattr(mod, key) or not ok(getattr(mod, key)):
+            raise PluginError(f"training family module {mod.__name__}: {key} missing or invalid; valid: {valid}")
+    FAMILIES.add(name, Family(name, mod.LABEL, mod.TWIN, mod.PARAMS, mod.__name__))
+
+
+FAMILIES = Registry("training family", __name__, collect=_collect)
 
 
 def module(name: str) -> ModuleType:
-    if name not in names():
-        raise KeyError(f"training family {name!r}: no module experiments/common_ground/families/{name}.py; valid: "
-                       f"{', '.join(names())}")
-    return import_module(f"{__name__}.{name}")
+    import sys
+
+    return sys.modules[FAMILIES[name].module]
 
 
 def train(name: str, ctx: Context) -> Original:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from ....methods import Cost, TrainedState
-from ....methods.fats import train_fats
+from ..methods import Cost, TrainedState
+from ..methods.fats import train_fats
 from . import Context, Original
 
 LABEL = "FedAvg over sampled clients (FATS)"

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ....experiment import Setup
-from ....history import CheckpointStore, HistoryWriter
-from ....methods import Cost, TrainedState
-from ....topology import dsgd_floats
-from ....train.dsgd import train as train_dsgd
+from ..experiment import Setup
+from ..history import CheckpointStore, HistoryWriter
+from ..methods import Cost, TrainedState
+from ..topology import dsgd_floats
+from ..train.dsgd import train as train_dsgd
 from . import Context, Original, remaining
 
 LABEL = "D-SGD (train.mixing)"

@@ -3,9 +3,9 @@ here."""
 
 from __future__ import annotations
 
-from ....history import HistoryWriter
-from ....methods import Cost, TrainedState
-from ....methods.fedrecovery import train_server
+from ..history import HistoryWriter
+from ..methods import Cost, TrainedState
+from ..methods.fedrecovery import train_server
 from . import Context, Original
 
 LABEL = "FedSGD, every client every round (FedRecovery)"

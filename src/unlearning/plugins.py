@@ -1,0 +1,215 @@
+"""The plugin registries (issue 67): one per kind of plugin, each a dict filled by importing the modules that
+declare them, at plan time (Snakemake, `check-params`) and at run time alike.
+
+A registry's package is scanned: every module in it not starting with `_` is imported, and its declarations (the
+decorators `@register`, `@register_central`, `@reference_attack`; a dataset's or a training family's module
+constants) fill the registry. Outside packages add theirs through the entry-point group `unlearning.methods`: each
+entry point names a module (`ep.load()` imports it) that declares any kind of plugin with the same decorators.
+
+Nothing is read from source text: what a module declares is what importing it declares, computed keywords included.
+A name declared by two modules is an error naming both; so is a module that cannot be imported, or an entry point
+that declares nothing.
+
+Every plugin may declare the parameters its block holds: `params`, a JSON-Schema `properties` mapping (each
+property's `default` is what a missing key or block takes; a property without one is required), and `check`, a
+function of the whole block returning what is wrong with it across keys ("" or None when nothing is). config.py
+checks every configured block against them before any job.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import importlib
+import pkgutil
+import sys
+from collections.abc import Callable, Iterator
+from importlib import metadata
+from typing import Any
+
+GROUP = "unlearning.methods"  # the entry-point group of outside packages (any kind of plugin, docs/extending.md)
+
+
+class PluginError(ValueError):
+    """A plugin cannot be loaded, or is declared twice; the message is one line naming the module."""
+
+
+def _one_line(err: BaseException) -> str:
+    return " ".join(f"{type(err).__name__}: {err}".split())[:300]
+
+
+def import_plugin_module(name: str) -> None:
+    """Import module `name`, a PluginError naming it where it fails."""
+    try:
+        importlib.import_module(name)
+    except PluginError:
+        raise
+    except Exception as err:  # a plugin module that cannot be imported stops the plan, naming it
+        raise PluginError(f"plugin module {name}: cannot be imported ({_one_line(err)})") from err
+
+
+_LOADED: set[str] = set()  # the entry points (name = value) imported so far
+REGISTRIES: list[Registry] = []
+
+
+def load_entry_points() -> None:
+    """Import every entry point of GROUP not imported yet (each declares plugins of any kind); one that declares
+    none is an error naming it."""
+    for ep in metadata.entry_points(group=GROUP):
+        if f"{ep.name}={ep.value}" in _LOADED:
+            continue
+        _LOADED.add(f"{ep.name}={ep.value}")
+        before = sum(len(r._entries) for r in REGISTRIES)
+        try:
+            ep.load()
+        except PluginError:
+            raise
+        except Exception as err:
+            raise PluginError(f"entry point {ep.name!r} ({ep.value}, group {GROUP}): cannot be imported "
+                              f"({_one_line(err)})") from err
+        if sum(len(r._entries) for r in REGISTRIES) == before and not _declares(ep.value.partition(":")[0]):
+            raise PluginError(f"entry point {ep.name!r} ({ep.value}, group {GROUP}): its module declares no plugin; "
+                              "valid: a module that registers one (@register, @register_central, @reference_attack)")
+
+
+@contextlib.contextmanager
+def scratch() -> Iterator[None]:
+    """Every registry as it is now, restored on exit, with the entry points found again inside (tests that declare
+    a plugin of their own, or install a package)."""
+    saved = [(r, dict(r.load()._entries)) for r in REGISTRIES]
+    loaded = set(_LOADED)
+    try:
+        for r, _ in saved:
+            r._state = "new"  # scanned again when next read (a module added to a package's path)
+        yield
+    finally:
+        for r, entries in saved:
+            r._entries.clear()
+            r._entries.update(entries)
+            r._state = "loaded"
+        _LOADED.clear()
+        _LOADED.update(loaded)
+
+
+def _declares(module: str) -> bool:
+    """Whether any registry holds a plugin of `module` (an entry point imported before, by another one)."""
+    return any(getattr(e, "module", None) == module for r in REGISTRIES for e in r._entries.values())
+
+
+class Registry:
+    """{name: declaration} of one kind of plugin. The declarations fill it (`add`); reading it (`all`, `[name]`,
+    `names`, `in`) first imports every module of `package` and every entry point, once. `collect`, where given, turns
+    each imported module of the package into its declaration (plugins declared by module constants)."""
+
+    def __init__(self, kind: str, package: str, collect: Callable[[Any], None] | None = None):
+        self.kind, self.package, self.collect = kind, package, collect
+        self._entries: dict[Any, Any] = {}
+        self._state = "new"
+        REGISTRIES.append(self)
+
+    def add(self, name, entry) -> None:
+        """Declare `entry` (which names its `module`) as `name`; a name another module declared is an error."""
+        known = self._entries.get(name)
+        if known is not None and known.module != entry.module:
+            raise PluginError(f"{self.kind} {name!r}: declared by {known.module} and by {entry.module}; valid: one "
+                              "module per name (rename one)")
+        self._entries[name] = entry
+
+    def load(self) -> Registry:
+        if self._state != "new":
+            return self
+        self._state = "loading"
+        package = importlib.import_module(self.package)
+        for info in pkgutil.iter_modules(package.__path__):
+            if not info.name.startswith("_"):
+                name = f"{self.package}.{info.name}"
+                import_plugin_module(name)
+                if self.collect is not None:
+                    self.collect(sys.modules[name])
+        load_entry_points()
+        self._state = "loaded"
+        return self
+
+    def all(self) -> dict:
+        return self.load()._entries
+
+    def names(self) -> list:
+        return sorted(self.all())
+
+    def __contains__(self, name) -> bool:
+        return name in self.all()
+
+    def __iter__(self) -> Iterator:
+        return iter(self.names())
+
+    def __getitem__(self, name):
+        entries = self.all()
+        if name not in entries:
+            raise PluginError(f"{self.kind} {name!r}: unknown; valid: {', '.join(map(str, self.names()))} "
+                              f"(modules of {self.package}, or the entry points of {GROUP})")
+        return entries[name]
+
+    def file(self, name) -> str:
+        """The source file of the module that declares `name` (a workflow rule's input)."""
+        return module_file(self[name].module)
+
+
+def module_file(module: str) -> str:
+    found = sys.modules.get(module)
+    if found is None or not getattr(found, "__file__", None):
+        raise PluginError(f"{module}: not an imported module with a file")
+    return found.__file__
+
+
+# ----------------------------------------------------------------------------------------------- parameters
+
+REQUIRED = object()  # a key without a default: the block must give it
+
+
+def param(kind: str | list, default=REQUIRED, nullable: bool = False, **rules) -> dict:
+    """One key of a plugin's parameter block as JSON Schema: `kind` a JSON type ("integer", "number", "boolean",
+    "string", "array") or a list of the valid values; `rules` JSON Schema's own (minimum, exclusiveMinimum, maximum,
+    exclusiveMaximum, minItems, items, ...); `nullable`: null is valid too. E.g. param("number", 0.1,
+    exclusiveMinimum=0): a number > 0, 0.1 where not given."""
+    one = {"enum": list(kind)} if isinstance(kind, list | tuple) else {"type": kind}
+    out = {"oneOf": [{"type": "null"}, {**one, **rules}]} if nullable else {**one, **rules}
+    return out if default is REQUIRED else {**out, "default": default}
+
+
+def group(**keys: dict) -> dict:
+    """A nested block of keys (each a `param` or a `group`): a missing one is its keys' defaults."""
+    return {"type": "object", "additionalProperties": False, "properties": keys,
+            "required": sorted(k for k, v in keys.items() if "default" not in v and "properties" not in v)}
+
+
+def block_schema(params: dict | None) -> dict:
+    """The JSON Schema of a plugin's parameter block from its declared `params` (see the module)."""
+    return group(**(params or {}))
+
+
+def with_defaults(params: dict | None, block: dict | None) -> dict:
+    """`block` with every declared default it lacks filled in, nested groups too (a missing group is its defaults)."""
+    out = dict(block or {})
+    for key, sub in (params or {}).items():
+        if key not in out:
+            if "default" in sub:
+                out[key] = copy.deepcopy(sub["default"])
+            elif "properties" in sub:
+                out[key] = {}
+        if isinstance(out.get(key), dict) and "properties" in sub:
+            out[key] = with_defaults(sub["properties"], out[key])
+    return out
+
+
+def merged_params(kind: str, block: str, declared: list[tuple[str, dict | None]]) -> dict:
+    """One parameter block read by several plugins (`declared`: [(module, params)]): the union of their keys; a key
+    two of them declare differently is an error naming both."""
+    out: dict = {}
+    owner: dict[str, str] = {}
+    for module, params in declared:
+        for key, sub in (params or {}).items():
+            if key in out and out[key] != sub:
+                raise PluginError(f"{kind} block {block!r}: key {key!r} declared as {out[key]} by {owner[key]} and "
+                                  f"as {sub} by {module}; valid: one declaration")
+            out[key], owner[key] = sub, module
+    return out
