@@ -56,7 +56,8 @@ BAD = [
     ("pdudt.settings.candidates.cnn", {"train": {"mixing": "gradient"}}, None),  # PDUDT replays either mixing
     ("pdudt.settings.candidates.cnn", {"train": {"local_epochs": 2}},  # the quick default takes local_steps
      "pdudt.settings.candidates.cnn.train.local_epochs / local_steps: set exactly one of them"),
-    ("pdudt.settings.candidates.cnn", {"colour": "red"}, "pdudt.settings.candidates.cnn.colour: unknown key; valid keys here: datasets"),
+    ("pdudt.settings.candidates.cnn", {"colour": "red"},
+     "pdudt.settings.candidates.cnn.colour: unknown key; valid keys here: datasets"),
     ("pdudt.settings.candidates", {"Bad_name": {}}, "'Bad_name' does not match"),
     ("pdudt.settings.datasets", ["synthetic"],
      "pdudt.settings.datasets: experiment 'pdudt-eq2_synthetic': 'synthetic' is not in pdudt.datasets"),

@@ -74,9 +74,9 @@ def load_entry_points() -> None:
 
 @contextlib.contextmanager
 def scratch() -> Iterator[None]:
-    """Every registry as it is now, restored on exit, with the entry points found again inside (tests that declare
-    a plugin of their own, or install a package)."""
-    saved = [(r, dict(r.load()._entries)) for r in REGISTRIES]
+    """Every registry as it is now (read in full first), restored on exit; inside, each is scanned again when next
+    read, the entry points not imported yet with it (tests that declare a plugin of their own, or install one)."""
+    saved = [(r, dict(r.load()._entries)) for r in list(REGISTRIES)]
     loaded = set(_LOADED)
     try:
         for r, _ in saved:
@@ -119,14 +119,18 @@ class Registry:
         if self._state != "new":
             return self
         self._state = "loading"
-        package = importlib.import_module(self.package)
-        for info in pkgutil.iter_modules(package.__path__):
-            if not info.name.startswith("_"):
-                name = f"{self.package}.{info.name}"
-                import_plugin_module(name)
-                if self.collect is not None:
-                    self.collect(sys.modules[name])
-        load_entry_points()
+        try:
+            package = importlib.import_module(self.package)
+            for info in pkgutil.iter_modules(package.__path__):
+                if not info.name.startswith("_"):
+                    name = f"{self.package}.{info.name}"
+                    import_plugin_module(name)
+                    if self.collect is not None:
+                        self.collect(sys.modules[name])
+            load_entry_points()
+        except BaseException:
+            self._state = "new"  # read again, scanned again (its error again, or a fixed module)
+            raise
         self._state = "loaded"
         return self
 

@@ -378,7 +378,13 @@ def common_combine_inputs(wc):
 
 
 def common_combine_params(setting):
-    return {"methods": COMMON_DEC[setting]["methods"], "seeds": COMMON_DEC["seeds"], "budget": COMMON["budget"]}
+    """A put-together reads its setting's methods and names why those of the other setting do not apply."""
+    return {"methods": COMMON_DEC[setting]["methods"], "listed": cg_layout.listed(COMMON_DEC), "seeds": COMMON_DEC["seeds"],
+            "budget": COMMON["budget"]}
+
+
+# a put-together reads the declarations of the methods either setting lists (their labels, why not here)
+COMMON_COMBINE_CODE = with_code(COMMON_PART_CODE, plugin_code(METHODS, cg_layout.listed(COMMON_DEC)))
 
 
 def common_decentralized_results():

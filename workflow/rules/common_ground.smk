@@ -128,7 +128,7 @@ rule common_part_method:
 rule common_part_combine:
     input:
         unpack(common_combine_inputs),
-        code=COMMON_PART_CODE,
+        code=COMMON_COMBINE_CODE,
     output:
         results=[cg_layout.result("{setting}", s) for s in COMMON_DEC["seeds"]],
         scores=[cg_layout.scores("{setting}", s) for s in COMMON_DEC["seeds"]],

@@ -51,7 +51,7 @@ from ...methods import METHODS, MethodInfo, TrainedState, Unlearned
 from ...resolved import config_record
 from . import config
 from .judge import Judge
-from .layout import SETTINGS
+from .layout import SETTINGS, listed
 
 log = logging.getLogger("unlearning")
 
@@ -202,8 +202,8 @@ def audit_row(evidence: dict, retrain: tuple[list[int], torch.Tensor] | None, cl
 def assemble(params: dict, setting: str, seed: int, head: dict, originals: dict, methods: dict,
              labels: dict[str, str]) -> dict:
     """A setting's result for one seed (what common-decentralized and the workflow's put-together write): every
-    registered method that does not apply here named with its reason."""
-    declarations = {m: METHODS[m] for m in METHODS}
+    method configured in either setting that does not apply here named with its reason (layout.listed)."""
+    declarations = {m: METHODS[m] for m in listed(config(params)["decentralized"])}
     return {"setting": setting, "seed": seed, "scale": params["scale"], "clients": head["clients"],
             "forget": head["forget"], "forget_samples": head["forget_samples"], "dim": head["dim"],
             "rmia": head["rmia"], "originals": originals, "methods": methods,

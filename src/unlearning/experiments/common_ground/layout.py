@@ -70,6 +70,12 @@ def timing(setting, seed, root=".") -> str:
     return _at(root, f"timings/common_ground/{setting}_s{seed}.json")
 
 
+def listed(dec: dict) -> list[str]:
+    """The methods configured in either setting of `common.decentralized` (`dec`), in order: each setting's result
+    names those that do not apply to it, with why (a put-together's code and params)."""
+    return list(dict.fromkeys(m for s in SETTINGS for m in dec[s]["methods"]))
+
+
 def families_of(methods) -> list[str]:
     """The training families `methods` (names) start from, in the order of first use."""
     return list(dict.fromkeys(METHODS[m].original for m in methods))
