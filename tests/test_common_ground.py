@@ -16,6 +16,7 @@ import torch
 import yaml
 
 from conftest import ROOT
+from unlearning.experiments.common_ground import central, layout
 from unlearning.experiments.common_ground import centralized as cg
 from unlearning.experiments.common_ground.report import AUDITED, centralized_table
 from unlearning.files import save_tensors
@@ -171,10 +172,15 @@ def test_the_gdp_audit_judges_gaussian_rows_and_faults_a_2x_control_clopper_pear
     assert pd.isna(table.gdp_runs_for_power_2x["D2D"]) == (table.gdp_power_2x["D2D"] >= 0.9)
 
 
+def run_table(params: dict, table: str, features, root: Path) -> tuple[Path, Path]:
+    """The table's jobs in one process (central.table): its result and timing files under `root`."""
+    central.table(params, table, str(features), str(root))
+    return Path(layout.central_result(table, str(root))), Path(layout.central_timing(table, str(root)))
+
+
 def test_step_runs_every_method_and_its_control_and_the_report_reads_it(features, tmp_path):
     params = yaml.safe_load((ROOT / "tests" / "config" / "tiny.yaml").read_text())
-    out, timing = tmp_path / "c.json", tmp_path / "t.json"
-    cg.step_centralized(params, str(features), str(out), str(timing))
+    out, timing = run_table(params, "centralized", features, tmp_path / "a")
     result = json.loads(out.read_text())
     rows = ["sglu", "lu", "d2d", "r2d K/T=0.1", "r2d K/T=0.5", "r2d K/T=0.9", "hf", "cns"]  # K/T = 1: no noise
     uncertified = ["neggrad_plus", "salun"]  # no claim, no noise, no controls
@@ -199,9 +205,13 @@ def test_step_runs_every_method_and_its_control_and_the_report_reads_it(features
         assert m["control"] == {"multiple": 4, "epsilon": 4.0, "basis": "exact for this pair"}
         assert audit.exact_epsilon(m["noiseless_gap"], m["sigma"], 1e-5) == pytest.approx(4.0, rel=1e-6)
     assert result["methods"]["sglu@2x"]["control"]["basis"] == "its accountant"
-    again = tmp_path / "again.json"
-    cg.step_centralized(params, str(features), str(again), str(tmp_path / "t2.json"))
+    again, _ = run_table(params, "centralized", features, tmp_path / "b")
     assert again.read_bytes() == out.read_bytes()  # seeded: byte-identical
+    alone = json.loads(json.dumps(params))  # a method's rows are its own: the same alone as after the others
+    alone["common"]["centralized"]["methods"] = ["cns"]
+    one, _ = run_table(alone, "centralized", features, tmp_path / "c")
+    assert {k: v for k, v in json.loads(one.read_text())["methods"].items()} == {
+        k: v for k, v in result["methods"].items() if k.startswith("cns")}
     table = centralized_table(result, json.loads(timing.read_text()))
     run = table[table.status.str.match(AUDITED)]
     assert len(run) == 9 and not table.status.str.startswith("missing").any()
@@ -317,33 +327,20 @@ def test_client_setting_runs_every_method_from_its_own_original_and_reruns_byte_
     assert (out / "again.safetensors").read_bytes() == (out / "c.safetensors").read_bytes()
 
 
-def test_the_workflows_small_jobs_give_the_one_process_run_byte_for_byte(client_run, tmp_path):
-    """Issue 55 item 3: references, each original, each method (every seed) and the put-together, each from files
-    alone as separate jobs read them, give common-decentralized's result and scores exactly; the timing names every
-    part."""
-    from unlearning.experiments.common_ground import layout, parts
+def test_a_put_together_refuses_a_part_of_another_method_and_the_study_reads_the_stored_original(tiny, tmp_path):
+    """The setting's jobs (parts.py) under one folder: a method part that holds another method than its name says is
+    refused, naming the file; the reference-count study reads the stored D-SGD original instead of training it
+    again, and gives the same study."""
+    from unlearning.experiments.common_ground import parts
 
-    params, features, out = client_run
-    methods = params["common"]["decentralized"]["client"]["methods"]
-    root = str(tmp_path)
-    for seed in params["common"]["decentralized"]["seeds"]:
-        parts.references_part(params, "client", seed, features, root)
-        for family in layout.families_of(methods):
-            parts.original_part(params, "client", seed, family, features, root)
-    for method in methods:
-        parts.method_part(params, "client", method, features, root)
-    parts.combine_part(params, "client", root)
-    assert Path(layout.result("client", 0, root)).read_bytes() == (out / "c.json").read_bytes()
-    assert Path(layout.scores("client", 0, root)).read_bytes() == (out / "c.safetensors").read_bytes()
-    timing = json.loads(Path(layout.timing("client", 0, root)).read_text())
-    assert set(timing["seconds"]) == set(json.loads((out / "t.json").read_text())["seconds"])
-    # the reference-count study reads the stored D-SGD original instead of training it again: the same study
+    params, features, _ = tiny
+    root, names = str(tmp_path), ["retrain", "finetune", "du"]
+    parts.run_setting(params, "client", features, root, dec.configured_methods(params, "client", names), [0])
     stored = dec.reference_study(params, "client", 0, features, layout.family_root("client", 0, root))
     assert stored == dec.reference_study(params, "client", 0, features)
-    # a part that holds another method than its name says is refused, naming the file
     shutil.copy(layout.method("client", "du", root), layout.method("client", "finetune", root))
     with pytest.raises(ValueError, match=r"finetune.safetensors: holds method 'du', not 'finetune'"):
-        parts.combine_part(params, "client", root)
+        parts.combine_part(params, "client", root, names, [0])
 
 
 def test_a_part_without_its_options_stops_in_one_line(tmp_path, capsys):
@@ -546,11 +543,8 @@ def test_hf_approximator_lands_on_the_run_without_the_sample():
 
 
 def test_mlp_setting_audits_r2d_hf_and_cns_and_says_why_the_convex_certificates_do_not_apply(features, tmp_path):
-    from unlearning.experiments.common_ground.mlp import step_mlp
-
     params = yaml.safe_load((ROOT / "tests" / "config" / "tiny.yaml").read_text())
-    out = tmp_path / "m.json"
-    step_mlp(params, str(features), str(out), str(tmp_path / "t.json"))
+    out, timing = run_table(params, "centralized_mlp", features, tmp_path / "a")
     result = json.loads(out.read_text())
     rows = {"r2d K/T=0.25", "r2d K/T=0.5", "r2d K/T=0.75", "hf", "cns"}
     assert set(result["methods"]) == rows | {f"{r}@{k}x" for r in rows for k in (2, 4)} | {"neggrad_plus", "salun"}
@@ -578,9 +572,9 @@ def test_mlp_setting_audits_r2d_hf_and_cns_and_says_why_the_convex_certificates_
         assert r["gap_matched"] > 0 and r["full_batch_gap"] >= 0 and cal["full_batch_G_needed"] > 0
         assert r["sigma_classical"] > 0 or r["K"] == r["T"]
         assert r["sensitivity_actual_steps"] > r["sensitivity"] or r["K"] == r["T"]
-    step_mlp(params, str(features), str(tmp_path / "again.json"), str(tmp_path / "t2.json"))
-    assert (tmp_path / "again.json").read_bytes() == out.read_bytes()
-    table = centralized_table(result, json.loads((tmp_path / "t.json").read_text()))
+    again, _ = run_table(params, "centralized_mlp", features, tmp_path / "b")
+    assert again.read_bytes() == out.read_bytes()
+    table = centralized_table(result, json.loads(timing.read_text()))
     assert table.status.str.startswith("does not apply").sum() == 3
     from unlearning.experiments.common_ground.report import r2d_calibration_sentence, r2d_calibration_table
 

@@ -109,7 +109,8 @@ def test_a_parameter_or_a_module_reruns_only_its_dependents(repo):
     changed = run(repo, "dvc", "repro")
     # noisy_sgd.py is imported by SGLU's steps and the common ground's centralized settings only (the MLP's reuses
     # the convex setting's canary and audit)
-    assert jobs_run(changed) == FRONT | SGLU_RULES | {"common_centralized", "common_mlp", "common_ground_report"}
+    assert jobs_run(changed) == FRONT | SGLU_RULES | {"common_central_method", "common_central_combine",
+                                                      "common_ground_report"}
     assert (repo / HISTORY).stat().st_mtime_ns == history
     run(repo, "git", "add", "-A")
     run(repo, "git", "commit", "-qm", "sglu trials 3")

@@ -304,22 +304,36 @@ def sglu_missing_args():
 COMMON = section_config(config, "common")
 COMMON_DATASET = COMMON["centralized"]["dataset"]
 COMMON_MISSING = SGLU_MISSING.get(COMMON_DATASET)
-# what the centralized jobs read (the MLP's adds `mlp`): editing the decentralized block re-runs neither
-COMMON_PARAMS = {"common": {k: COMMON[k] for k in ("budget", "centralized")},
-                 "sglu": {k: SGLU[k] for k in ("lam_per_n", "clip", "radius")}}
+# the centralized tables (experiments/common_ground/central.py): one job per (table, method), one per table putting
+# them together; a method's job reads the task and its own block, its code is its bench's and its runner's module
+CENTRAL_TABLES = {"centralized": ("centralized", "convex", "centralized"), "centralized_mlp": ("mlp", "mlp", "mlp")}
 
 
-def central_code(table, runs):
-    """A centralized table's code: its module's closure and the modules of the methods it runs, `runs`
-    [(methods, model)] (methods/__init__.py's register_central): editing a method module re-runs the tables that run
-    it and nothing else."""
-    return with_code(code(f"unlearning.experiments.common_ground.{table}"),
-                     *(plugin_code(CENTRAL, [(m, model) for m in names]) for names, model in runs))
+def central_methods(table):
+    return COMMON[CENTRAL_TABLES[table][0]]["methods"]
 
 
-# the MLP's table also reads the convex methods' declarations, for their "does not apply" reasons
-COMMON_CENTRAL_CODE = central_code("centralized", [(COMMON["centralized"]["methods"], "convex")])
-COMMON_MLP_CODE = central_code("mlp", [(COMMON["mlp"]["methods"], "mlp"), (COMMON["centralized"]["methods"], "convex")])
+def central_method_code(table, method):
+    return with_code(code("unlearning.experiments.common_ground.central"),
+                     code(f"unlearning.experiments.common_ground.{CENTRAL_TABLES[table][2]}"),
+                     plugin_code(CENTRAL, [(method, CENTRAL_TABLES[table][1])]))
+
+
+def central_combine_code(table):
+    """The put-together's: the MLP's also reads the convex methods' declarations (why they do not run on the MLP)."""
+    runs = [(m, "convex") for m in COMMON["centralized"]["methods"]] if table == "centralized_mlp" else []
+    return with_code(code("unlearning.experiments.common_ground.central"), plugin_code(CENTRAL, runs))
+
+
+def central_method_params(table, method):
+    """What a method's job reads: the budget, the task's keys of common.centralized (not the other runners' blocks,
+    not the lists of methods), its own block, SGLU's constants, and for the MLP its block."""
+    key = CENTRAL[(method, CENTRAL_TABLES[table][1])].params_key
+    blocks = {info.params_key for info in CENTRAL.all().values()} - {None}
+    central = {k: v for k, v in COMMON["centralized"].items() if k != "methods" and (k not in blocks or k == key)}
+    mlp = {k: v for k, v in COMMON["mlp"].items() if k != "methods"} if table == "centralized_mlp" else None
+    return {"common": {"budget": COMMON["budget"], "centralized": central, "mlp": mlp},
+            "sglu": {k: SGLU[k] for k in ("lam_per_n", "clip", "radius")}}
 
 
 # the decentralized settings, on the standardised pixels of their dataset, as small jobs (experiments/common_ground/

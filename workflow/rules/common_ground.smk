@@ -5,46 +5,48 @@
 # disk).
 
 
-rule common_centralized:
+rule common_central_method:
     input:
         features=f"data/sglu/{COMMON_DATASET}.safetensors",
-        code=COMMON_CENTRAL_CODE,
+        code=lambda wc: central_method_code(wc.table, wc.method),
     output:
-        result="results/common_ground/centralized.json",
-        timing="timings/common_ground/centralized.json",
+        result=cg_layout.central_method("{table}", "{method}"),
+        timing=cg_layout.central_method_timing("{table}", "{method}"),
+    wildcard_constraints:
+        table="centralized|centralized_mlp",
     params:
-        cfg=COMMON_PARAMS,
+        cfg=lambda wc: central_method_params(wc.table, wc.method),
     log:
-        "logs/common_ground/centralized.log",
+        "logs/common_ground/{table}/{method}.log",
     benchmark:
-        "logs/benchmarks/common_ground/centralized.tsv"
-    threads: THREADS
+        "logs/benchmarks/common_ground/{table}/{method}.tsv"
+    threads: lambda wc: THREADS if wc.table == "centralized" else SMALL_THREADS
     resources:
         gpu=GPU,
     shell:
-        "{PY} --threads {threads} common-centralized --features {input.features} --out {output.result} "
-        "--timing {output.timing} > {log} 2>&1"
+        "{PY} --threads {threads} common-central {wildcards.table} --method {wildcards.method} "
+        "--features {input.features} --out {output.result} --timing {output.timing} > {log} 2>&1"
 
 
-rule common_mlp:
+rule common_central_combine:
     input:
-        features=f"data/sglu/{COMMON_DATASET}.safetensors",
-        code=COMMON_MLP_CODE,
+        parts=lambda wc: [cg_layout.central_method(wc.table, m) for m in central_methods(wc.table)],
+        timings=lambda wc: [cg_layout.central_method_timing(wc.table, m) for m in central_methods(wc.table)],
+        code=lambda wc: central_combine_code(wc.table),
     output:
-        result="results/common_ground/centralized_mlp.json",
-        timing="timings/common_ground/centralized_mlp.json",
+        result=cg_layout.central_result("{table}"),
+        timing=cg_layout.central_timing("{table}"),
+    wildcard_constraints:
+        table="centralized|centralized_mlp",
     params:
-        cfg={**COMMON_PARAMS, "mlp": COMMON["mlp"]},
+        methods=lambda wc: {t: central_methods(t) for t in CENTRAL_TABLES},
     log:
-        "logs/common_ground/centralized_mlp.log",
+        "logs/common_ground/{table}.log",
     benchmark:
-        "logs/benchmarks/common_ground/centralized_mlp.tsv"
-    threads: SMALL_THREADS
-    resources:
-        gpu=GPU,
+        "logs/benchmarks/common_ground/{table}.tsv"
     shell:
-        "{PY} --threads {threads} common-mlp --features {input.features} --out {output.result} "
-        "--timing {output.timing} > {log} 2>&1"
+        "{PY} common-central {wildcards.table} --parts {input.parts} --part-timings {input.timings} "
+        "--out {output.result} --timing {output.timing} > {log} 2>&1"
 
 
 rule common_part_references:

@@ -34,7 +34,7 @@ from torch.func import grad
 
 from ...config import section_config
 from ...experiment import pick_device
-from ...files import load_metadata, load_tensors, write_json
+from ...files import load_metadata, load_tensors
 from ...privacy import audit, gdp_audit
 from ...privacy import sglu as acc
 from ...privacy import sglu_baselines as base
@@ -322,19 +322,3 @@ class Bench(CanaryTask):
                                    y1, None, sigma, T, step, noise)
             self.record(key, method, value, self.eps, unlearned, retrained,
                         {"learning": T * self.n, "unlearning": self.n, "retraining": T * self.n}, **control)
-
-
-def step_centralized(params: dict, features: str, out: str, timing: str) -> None:
-    """Every method of common.centralized.methods on the canary, `trials` runs a side, and its audit; each again as
-    a positive control at each of `controls` times the claimed epsilon (its noise set so that the pair's exact
-    epsilon, or SGLU's and LU's accountant's, is that multiple): where the audit's bound exceeds the claim there,
-    it has shown the power to fault a certificate at this run count."""
-    from ...methods import central_runner
-
-    runners = {name: central_runner(name, "convex") for name in config(params)["centralized"]["methods"]}
-    b = Bench(params, features)
-    for name, info in runners.items():
-        b.result["labels"][name] = info.label
-        info.run(b)
-    write_json(out, b.result)
-    write_json(timing, {"seconds": b.seconds, "threads": torch.get_num_threads(), "device": str(b.device)})

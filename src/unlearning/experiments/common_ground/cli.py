@@ -1,5 +1,5 @@
-"""Common ground's commands: common-centralized, common-mlp, common-part (the decentralized settings' jobs),
-common-decentralized (one setting and seed in one process), common-references, common-canary, common-method,
+"""Common ground's commands: common-central (the centralized tables' jobs), common-part (the decentralized settings'
+jobs), common-decentralized (one setting and seed in one process), common-references, common-canary, common-method,
 common-report."""
 
 from __future__ import annotations
@@ -10,16 +10,13 @@ from ..common.cli import add_file_options
 
 
 def add_commands(sub, common: argparse.ArgumentParser) -> None:
-    s = sub.add_parser("common-centralized", parents=[common],
-                       help="common ground: the centralized convex setting and its audit (see "
-                            "experiments/common_ground/centralized.py)")
+    s = sub.add_parser("common-central", parents=[common],
+                       help="common ground: one method's rows on a centralized table (--method), or the table's "
+                            "methods put together (--parts); see experiments/common_ground/central.py")
     s.set_defaults(run=run)
-    add_file_options(s, ["--features", "--out", "--timing"])
-    s = sub.add_parser("common-mlp", parents=[common],
-                       help="common ground: the centralized setting on an MLP, R2D, HF and CNS with their audits (see "
-                            "experiments/common_ground/mlp.py)")
-    s.set_defaults(run=run)
-    add_file_options(s, ["--features", "--out", "--timing"])
+    s.add_argument("table", choices=("centralized", "centralized_mlp"), help="the convex model's table or the MLP's")
+    s.add_argument("--method", default=None, help="a method of the table (its runner: methods/, register_central)")
+    add_file_options(s, ["--features?", "--parts*", "--part-timings*", "--out", "--timing"])
     s = sub.add_parser("common-decentralized", parents=[common],
                        help="common ground: one seed of a decentralized setting, every method and its original (see "
                             "experiments/common_ground/decentralized.py)")
@@ -107,10 +104,15 @@ def run(params: dict, a) -> None:
 
         step_references(params, a.setting, a.seed, a.features, a.out, a.originals)
         return
-    if a.step == "common-mlp":
-        from .mlp import step_mlp
+    if a.step == "common-central":
+        from . import central
 
-        step_mlp(params, a.features, a.out, a.timing)
+        if a.method is not None:
+            if a.features is None:
+                raise KeyError("common-central --method: --features missing")
+            central.method_part(params, a.table, a.method, a.features, a.out, a.timing)
+        else:
+            central.combine(params, a.table, a.parts, a.part_timings, a.out, a.timing)
         return
     if a.step == "common-method":
         from .decentralized import method_rows
@@ -121,7 +123,3 @@ def run(params: dict, a) -> None:
         from .decentralized import step_decentralized
 
         step_decentralized(params, a.setting, a.seed, a.features, a.out, a.timing, a.scores)
-        return
-    from .centralized import step_centralized
-
-    step_centralized(params, a.features, a.out, a.timing)

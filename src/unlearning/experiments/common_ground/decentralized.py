@@ -21,9 +21,9 @@ its methods had to remove. Each model is judged as the remaining clients judge i
   the target's own D-SGD recipe on halves of the candidates and population (see `Judge`); members = the forget set,
   non-members = held-out test samples; TPR at 1 % and 0.1 % FPR and AUC, every model's scores stored.
 
-The same run comes in two shapes with the same numbers: one process (`judge_methods`: the Python API, the
-common-method command, the tests) or the workflow's small jobs (parts.py: references, each original, each method,
-then the setting put together), both from the pieces below.
+The workflow runs a setting as small jobs (parts.py: references, each original, each method, then the setting put
+together), from the pieces below; one process (`judge_methods`: the Python API, the common-method command, the
+tests) runs the same jobs one after another.
 
 Costs: wall time, per-sample gradient evaluations, bytes read from stored histories, and floats communicated
 (D-SGD: every edge of every round's graph carries a d-vector each way; FedAvg: each participant's model down and
@@ -35,6 +35,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -46,7 +47,7 @@ from ...config import deep_merge
 from ...evaluate.attacks.protocol import columns
 from ...experiment import Setup, build_setup, make_split
 from ...families import FAMILIES, Context, Original
-from ...files import load_tensors, save_tensors, write_json
+from ...files import load_tensors, write_json
 from ...methods import METHODS, MethodInfo, TrainedState, Unlearned
 from ...resolved import config_record
 from . import config
@@ -219,36 +220,17 @@ def judge_methods(params: dict, setting: str, seed: int, features: str,
                   methods: dict[str, MethodInfo] | None = None) -> tuple[dict, dict[str, float], Judge]:
     """Run `methods` (default: the setting's configured ones; any MethodInfo, registered or not: your own callable
     wrapped as `MethodInfo(name, fn, label)`) on the setting's task for `seed`, each from its own original, and
-    judge every model: the result (what common-decentralized writes), the wall seconds and the Judge (its RMIA
-    scores). The Python entry point of docs/extending.md; the workflow runs the same pieces as jobs (parts.py)."""
+    judge every model: the result (what the workflow's put-together writes), the wall seconds and the Judge (its
+    references; `score_counts` holds no scores). The Python entry point of docs/extending.md: the workflow's jobs
+    (parts.py) one after another in a temporary folder."""
+    from . import layout, parts
+
     check_seed(params, seed)
-    methods = (configured_methods(params, setting) if methods is None else
-               checked(f"common.decentralized.{setting}.methods", setting, methods))
-    setup = make_setup(params, setting, seed, features)
-    budget = config(params)["budget"]
-    judge = Judge(setup)
-    log.info("%s seed %d: RMIA %s, reference models' train accuracy %s", setting, seed, judge.mode,
-             [round(a, 3) for a in judge.reference_accuracy])
-    originals, rows, evidence, results, states = {}, {}, {}, {}, {}
-    seconds: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="common-ground-") as tmp:
-        ctx = context(params, setting, seed, features, setup, Path(tmp))
-        for family in dict.fromkeys(info.original for info in methods.values()):
-            orig = families.train(family, ctx)
-            originals[family] = original_row(judge, family, orig)
-            seconds[f"original {family}"] = orig.cost.wall_time_s
-            states[family] = orig.state
-        for name, info in methods.items():
-            state = states[info.original]
-            mcfg = method_config(state.setup.cfg, budget, info)
-            rows[name], results[name] = run_method(judge, info, state, mcfg, budget)
-            evidence[name] = audit_evidence(info, state, mcfg, results[name], rows[name]["claimed"])
-            seconds[name] = results[name].cost.wall_time_s
-    retrain = (results["retrain"].clients, results["retrain"].theta) if "retrain" in results else None
-    for name, row in rows.items():
-        row["audit"] = audit_row(evidence[name], retrain, row["claimed"], budget["delta"])
-    result = assemble(params, setting, seed, header(setup, judge), originals, rows,
-                      {m: info.label for m, info in methods.items()})
+        parts.run_setting(params, setting, features, tmp, methods, [seed])
+        result = json.loads(Path(layout.result(setting, seed, tmp)).read_text())
+        seconds = json.loads(Path(layout.timing(setting, seed, tmp)).read_text())["seconds"]
+        judge = Judge(make_setup(params, setting, seed, features), load_tensors(layout.references(setting, seed, tmp)))
     return result, seconds, judge
 
 
@@ -259,17 +241,19 @@ def score_metadata(setting: str, seed: int, judge_header: dict) -> dict:
 
 
 def step_decentralized(params: dict, setting: str, seed: int, features: str, out: str, timing: str,
-                       scores: str, methods: list[str] | None = None) -> None:
-    """The setting's methods (or `methods`, names) for one seed in one process, each beside the original it starts
-    from (see the module); every judged model's RMIA scores go to `scores` (safetensors: one [models, candidates]
-    tensor per row, members first; `original <kind>` for the originals; each score = count / the metadata's
-    population)."""
-    chosen = None if methods is None else configured_methods(params, setting, methods)
-    result, seconds, judge = judge_methods(params, setting, seed, features, chosen)
-    save_tensors(scores, judge.score_counts(), score_metadata(setting, seed, result))
-    write_json(out, result)
-    write_json(timing, {"setting": setting, "seed": seed, "seconds": seconds, "threads": torch.get_num_threads(),
-                        "device": str(judge.setup.device)})
+                       scores: str) -> None:
+    """The setting's configured methods for one seed in one process (the workflow's jobs one after another), each
+    beside the original it starts from (see the module): its result to `out`, every judged model's RMIA scores to
+    `scores` (safetensors: one [models, candidates] tensor per row, members first; `original <kind>` for the
+    originals; each score = count / the metadata's population), the seconds to `timing`."""
+    from . import layout, parts
+
+    with tempfile.TemporaryDirectory(prefix="common-ground-") as tmp:
+        parts.run_setting(params, setting, features, tmp, seeds=[seed])
+        for path, made in ((out, layout.result(setting, seed, tmp)), (timing, layout.timing(setting, seed, tmp)),
+                           (scores, layout.scores(setting, seed, tmp))):
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(made, path)
 
 
 # ----------------------------------------------------------------------------------------------- reference study
@@ -318,15 +302,17 @@ def method_rows(params: dict, names: list[str], setting: str = "client", seed: i
     full result to `out` (JSON) if given. `python -m unlearning common-method NAME ...`."""
     seed = config(params)["decentralized"]["seeds"][0] if seed is None else seed
     names = list(dict.fromkeys(["retrain", *names]))
-    result, _, _ = judge_methods(params, setting, seed, features,
-                                 configured_methods(params, setting, names))
+    infos = configured_methods(params, setting, names)
+    result, _, _ = judge_methods(params, setting, seed, features, infos)
     if out:
         write_json(out, result)
     row = ["test_accuracy", "forget_accuracy", "loss_threshold_auc",
            *(c for name in result["rmia"]["attacks"] for c in columns(name)[:2]), "communication_floats"]
     lines = [f"{setting} setting, seed {seed} ({params['scale']} scale): " + ", ".join(row)]
+    order = {"originals": list(dict.fromkeys(info.original for info in infos.values())), "methods": names}
     for group in ("originals", "methods"):
-        for key, m in result[group].items():
+        for key in order[group]:
+            m = result[group][key]
             name = f"original {key}" if group == "originals" else m["label"]
             values = "  ".join(f"{m[k]:.4g}" if isinstance(m[k], float) else str(m[k]) for k in row)
             claim = "" if group == "originals" else f"  ({m['claimed']['basis']})"

@@ -10,7 +10,9 @@
 - results/common_ground/parts/<setting>/methods/<method>.safetensors: one method run and judged on every seed (one
   job per setting and method);
 - results/common_ground/<setting>_s<seed>.json (and its scores and timing): a setting's seeds put together with the
-  audits (one job per setting), what the report reads.
+  audits (one job per setting), what the report reads;
+- results/common_ground/parts/<table>/<method>.json: one method's rows on a centralized table (central.py: one job per
+  table and method), and results/common_ground/<table>.json the table put together (one job per table).
 """
 
 from __future__ import annotations
@@ -68,6 +70,24 @@ def scores(setting, seed, root=".") -> str:
 
 def timing(setting, seed, root=".") -> str:
     return _at(root, f"timings/common_ground/{setting}_s{seed}.json")
+
+
+def central_method(table, name, root=".") -> str:
+    """One method's rows on a centralized table (central.py): `table` centralized | centralized_mlp."""
+    return _at(root, f"results/common_ground/parts/{table}/{name}.json")
+
+
+def central_method_timing(table, name, root=".") -> str:
+    return _at(root, f"timings/common_ground/parts/{table}/{name}.json")
+
+
+def central_result(table, root=".") -> str:
+    """A centralized table's methods put together: what the report reads."""
+    return _at(root, f"results/common_ground/{table}.json")
+
+
+def central_timing(table, root=".") -> str:
+    return _at(root, f"timings/common_ground/{table}.json")
 
 
 def listed(dec: dict) -> list[str]:

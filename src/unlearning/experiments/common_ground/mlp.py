@@ -19,7 +19,6 @@ epsilon for that pair is the multiple (audit.exact_sigma).
 from __future__ import annotations
 
 import logging
-import tempfile
 import time
 from dataclasses import dataclass
 
@@ -28,7 +27,6 @@ import torch.nn.functional as F
 from torch.func import functional_call, vmap
 
 from ...experiment import pick_device
-from ...files import write_json
 from ...history import CheckpointStore
 from ...methods import r2d
 from ...models import SmeluMLP
@@ -194,24 +192,3 @@ class MlpBench(CanaryTask):
             control = {"multiple": multiple, "epsilon": multiple * self.eps, "basis": "exact for this pair"}
             self._noised(control_key(key, multiple), method, audit.exact_sigma(multiple * self.eps, gap, self.delta),
                          unlearned, retrained, grads, **extra, control=control)
-
-
-def step_mlp(params: dict, features: str, out: str, timing: str) -> None:
-    """Every method of common.mlp.methods on the MLP's canary task, `trials` runs a side each, and their audits;
-    the methods of common.centralized.methods without an MLP runner as not applicable, with their reasons."""
-    from ...methods import CENTRAL, central_runner
-
-    cfg = config(params)
-    runners = {name: central_runner(name, "mlp") for name in cfg["mlp"]["methods"]}
-    with tempfile.TemporaryDirectory(prefix="common-mlp-") as tmp:
-        b = MlpBench(params, features, tmp)
-        for name in cfg["centralized"]["methods"]:
-            if (name, "mlp") not in CENTRAL:
-                why = central_runner(name, "convex").does_not_apply.get("mlp", "no runner on the MLP declared")
-                b.result["does_not_apply"][name] = why
-                b.result["labels"][name] = central_runner(name, "convex").label
-        for name, info in runners.items():
-            b.result["labels"][name] = info.label
-            info.run(b)
-    write_json(out, b.result)
-    write_json(timing, {"seconds": b.seconds, "threads": torch.get_num_threads(), "device": str(b.device)})

@@ -1,5 +1,6 @@
-"""The decentralized settings as the workflow's small jobs (issue 55, item 3), with the numbers of one process
-(decentralized.judge_methods; tests/test_common_ground.py compares them byte for byte). Paths: layout.py.
+"""The decentralized settings as the workflow's small jobs (issue 55, item 3); `run_setting` runs the same jobs one
+after another in one process (decentralized.judge_methods: the Python API and the one-process commands). Paths:
+layout.py.
 
 - `references_part`, per (setting, seed): the attack's reference models, trained once; what the judge reads of them;
 - `original_part`, per (setting, seed, family): one original trained, stored (its directory), and judged;
@@ -8,7 +9,7 @@
 - `combine_part`, per setting: each seed's result, scores and timing put together, the audits computed.
 
 Editing one method's module re-runs its jobs and what reads them (the put-together and the report) only: a method
-job imports its own method module and no other (common.smk lists its files).
+job runs its own method module and no other (common.smk lists its files).
 """
 
 from __future__ import annotations
@@ -53,11 +54,13 @@ def original_part(params: dict, setting: str, seed: int, family: str, features: 
     write_json(layout.original_timing(setting, seed, family, root), {"seconds": orig.cost.wall_time_s})
 
 
-def method_part(params: dict, setting: str, method: str, features: str, root: str = ".") -> None:
-    info = dec.configured_methods(params, setting, [method])[method]
+def method_part(params: dict, setting: str, method: str, features: str, root: str = ".", info=None,
+                seeds: list[int] | None = None) -> None:
+    """Method `method` (its registered declaration, or `info`: any MethodInfo) on every seed (or `seeds`)."""
+    info = dec.configured_methods(params, setting, [method])[method] if info is None else info
     budget = config(params)["budget"]
     tensors, rows, evidence, seconds = {}, {}, {}, {}
-    for seed in config(params)["decentralized"]["seeds"]:
+    for seed in config(params)["decentralized"]["seeds"] if seeds is None else seeds:
         setup, judge = _judge(params, setting, seed, features, root)
         state = families.load(info.original, dec.context(params, setting, seed, features, setup,
                                                      Path(layout.family_root(setting, seed, root))))
@@ -70,25 +73,28 @@ def method_part(params: dict, setting: str, method: str, features: str, root: st
             tensors[f"s{seed}.models"], ev["models_clients"] = res.theta, list(res.clients)
         tensors[f"s{seed}.scores"] = judge.score_counts()[method]
         evidence[seed], seconds[seed] = ev, res.cost.wall_time_s
-    save_tensors(layout.method(setting, method, root), tensors,
-                 {"method": method, "label": info.label, "rows": rows, "evidence": evidence})
+    save_tensors(layout.method(setting, method, root), tensors, {"method": method, "label": info.label,
+                                                                 "original": info.original, "rows": rows,
+                                                                 "evidence": evidence})
     write_json(layout.method_timing(setting, method, root), {"seconds": seconds, "threads": torch.get_num_threads(),
                                                              "device": str(setup.device)})
 
 
-def combine_part(params: dict, setting: str, root: str = ".") -> None:
-    """Every seed's result, scores and timing from the parts; the audits against retraining computed here."""
+def combine_part(params: dict, setting: str, root: str = ".", names: list[str] | None = None,
+                 seeds: list[int] | None = None) -> None:
+    """Every seed's result, scores and timing from the parts of the setting's methods (or `names`); the audits
+    against retraining computed here."""
     cfg = dec.setting_config(params, setting)
-    names = cfg["methods"]
-    fams = layout.families_of(names)
+    names = cfg["methods"] if names is None else names
     delta = config(params)["budget"]["delta"]
     parts = {m: (load_metadata(layout.method(setting, m, root)), layout.method(setting, m, root)) for m in names}
     for m, (meta, path) in parts.items():
         if meta.get("method") != m:
             raise ValueError(f"{path}: holds method {meta.get('method')!r}, not {m!r}; re-run its job")
+    fams = list(dict.fromkeys(meta["original"] for meta, _ in parts.values()))
     timings = {m: json.loads(Path(layout.method_timing(setting, m, root)).read_text()) for m in names}
     tensors = {m: load_tensors(path) for m, (_, path) in parts.items()}
-    for seed in cfg["seeds"]:
+    for seed in cfg["seeds"] if seeds is None else seeds:
         key = str(seed)  # JSON keys
         head = load_metadata(layout.references(setting, seed, root))["header"]
         scores, originals, seconds = {}, {}, {}
@@ -117,3 +123,21 @@ def combine_part(params: dict, setting: str, root: str = ".") -> None:
         first = timings[names[0]]
         write_json(layout.timing(setting, seed, root), {"setting": setting, "seed": seed, "seconds": seconds,
                                                         "threads": first["threads"], "device": first["device"]})
+
+
+def run_setting(params: dict, setting: str, features: str, root: str, methods: dict | None = None,
+                seeds: list[int] | None = None) -> None:
+    """The setting's jobs one after another in this process, their files under `root`: the references and originals
+    of every seed (or `seeds`), each method, the put-together. `methods`: {name: MethodInfo} (default: the setting's
+    configured ones; any MethodInfo, registered or not)."""
+    key = f"common.decentralized.{setting}.methods"
+    infos = dec.configured_methods(params, setting) if methods is None else dec.checked(key, setting, methods)
+    seeds = config(params)["decentralized"]["seeds"] if seeds is None else seeds
+    for seed in seeds:
+        dec.check_seed(params, seed)
+        references_part(params, setting, seed, features, root)
+        for family in dict.fromkeys(info.original for info in infos.values()):
+            original_part(params, setting, seed, family, features, root)
+    for name, info in infos.items():
+        method_part(params, setting, name, features, root, info, seeds)
+    combine_part(params, setting, root, list(infos), seeds)
