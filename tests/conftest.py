@@ -28,6 +28,12 @@ DEVICES = ("auto", "cpu", "cuda")
 PINNED = "portable"  # the CPU code paths the suite's workflows compute under (unlearning.isa), the regression's not
 
 
+def docs_module(heading: str) -> str:
+    """The Python module docs/extending.md shows under its first line `# <heading>` (its worked examples)."""
+    text = (ROOT / "docs" / "extending.md").read_text()
+    return text.split(f"# {heading}\n", 1)[1].split("```", 1)[0]
+
+
 def workflow_env(base: dict[str, str] | None = None) -> dict[str, str]:
     """The environment of a workflow run: `base` (default: this process's) with the pinned code paths."""
     from unlearning import isa

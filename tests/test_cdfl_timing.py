@@ -8,7 +8,7 @@ import json
 import pytest
 import torch
 
-from unlearning.config import DATASET_INFO
+from unlearning.data.sources import DATASETS
 from unlearning.experiments.cdfl import report, timing
 from unlearning.files import load_metadata, load_tensors
 
@@ -22,7 +22,7 @@ def timed(tiny, tmp_path_factory):
 
 
 def test_synthetic_features_have_the_dataset_shape_and_size(tmp_path):
-    classes, shape, n_train = DATASET_INFO["synthetic"]
+    classes, shape, n_train = DATASETS["synthetic"].info
     for name in ("a", "b"):
         timing.synthetic_features("synthetic", 7, tmp_path / f"{name}.safetensors")
     a, b = (load_tensors(tmp_path / f"{n}.safetensors") for n in ("a", "b"))

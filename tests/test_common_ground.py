@@ -15,7 +15,7 @@ import pytest
 import torch
 import yaml
 
-from conftest import ROOT
+from conftest import ROOT, docs_module
 from unlearning.experiments.common_ground import central, layout
 from unlearning.experiments.common_ground import centralized as cg
 from unlearning.experiments.common_ground.report import AUDITED, centralized_table
@@ -175,7 +175,7 @@ def test_the_gdp_audit_judges_gaussian_rows_and_faults_a_2x_control_clopper_pear
 def run_table(params: dict, table: str, features, root: Path) -> tuple[Path, Path]:
     """The table's jobs in one process (central.table): its result and timing files under `root`."""
     central.table(params, table, str(features), str(root))
-    return Path(layout.central_result(table, str(root))), Path(layout.central_timing(table, str(root)))
+    return Path(layout.central(table, root=str(root))), Path(layout.central(table, root=str(root), kind="timings"))
 
 
 def test_step_runs_every_method_and_its_control_and_the_report_reads_it(features, tmp_path):
@@ -284,7 +284,14 @@ def test_a_method_starting_from_no_training_family_stops_check_params(monkeypatc
 # ----------------------------------------------------------------------------------------------- decentralized
 
 from unlearning.experiments.common_ground import decentralized as dec  # noqa: E402
+from unlearning.experiments.common_ground import parts  # noqa: E402
 from unlearning.experiments.common_ground.report import decentralized_tables, removal_status  # noqa: E402
+
+
+def run_one(params: dict, setting: str, seed: int, features: str, root: Path) -> tuple[Path, Path, Path]:
+    """The setting's jobs for one seed in this process (parts.run_setting): its result, timing and scores files."""
+    parts.run_setting(params, setting, features, str(root), seeds=[seed])
+    return tuple(Path(f(setting, seed, str(root))) for f in (layout.result, layout.timing, layout.scores))
 
 
 @pytest.fixture(scope="module")
@@ -297,8 +304,8 @@ def client_run(tiny, tmp_path_factory):
     params["common"]["decentralized"]["client"]["methods"] = [m for m in METHODS if "client" not in
                                                               METHODS[m].does_not_apply]
     out = tmp_path_factory.mktemp("dec")
-    dec.step_decentralized(params, "client", 0, features, str(out / "c.json"), str(out / "t.json"),
-                           str(out / "c.safetensors"))
+    for path, made in zip(("c.json", "t.json", "c.safetensors"), run_one(params, "client", 0, features, out / "run")):
+        shutil.copyfile(made, out / path)
     return params, features, out
 
 
@@ -321,23 +328,19 @@ def test_client_setting_runs_every_method_from_its_own_original_and_reruns_byte_
     assert result["methods"]["finetune"]["claimed"]["epsilon"] is None
     assert result["methods"]["du"]["communication_floats"] > 0  # its flood
     assert result["methods"]["pdudt"]["bytes_read"] > 0 and result["methods"]["pdudt"]["gradient_evaluations"] == 0
-    dec.step_decentralized(params, "client", 0, features, str(out / "again.json"), str(out / "t2.json"),
-                           str(out / "again.safetensors"))
-    assert (out / "again.json").read_bytes() == (out / "c.json").read_bytes()
-    assert (out / "again.safetensors").read_bytes() == (out / "c.safetensors").read_bytes()
+    again, _, scores = run_one(params, "client", 0, features, out / "again")
+    assert again.read_bytes() == (out / "c.json").read_bytes()
+    assert scores.read_bytes() == (out / "c.safetensors").read_bytes()
 
 
 def test_a_put_together_refuses_a_part_of_another_method_and_the_study_reads_the_stored_original(tiny, tmp_path):
     """The setting's jobs (parts.py) under one folder: a method part that holds another method than its name says is
-    refused, naming the file; the reference-count study reads the stored D-SGD original instead of training it
-    again, and gives the same study."""
+    refused, naming the file."""
     from unlearning.experiments.common_ground import parts
 
     params, features, _ = tiny
     root, names = str(tmp_path), ["retrain", "finetune", "du"]
     parts.run_setting(params, "client", features, root, dec.configured_methods(params, "client", names), [0])
-    stored = dec.reference_study(params, "client", 0, features, layout.family_root("client", 0, root))
-    assert stored == dec.reference_study(params, "client", 0, features)
     shutil.copy(layout.method("client", "du", root), layout.method("client", "finetune", root))
     with pytest.raises(ValueError, match=r"finetune.safetensors: holds method 'du', not 'finetune'"):
         parts.combine_part(params, "client", root, names, [0])
@@ -397,31 +400,29 @@ def test_offline_option_tunes_a_on_its_references(tiny, tmp_path):
     params = json.loads(json.dumps(params))
     params["common"]["decentralized"]["attack"]["references"] = "offline"
     params["common"]["decentralized"]["sample"]["methods"] = ["retrain"]
-    dec.step_decentralized(params, "sample", 0, features, str(tmp_path / "s.json"), str(tmp_path / "t.json"),
-                           str(tmp_path / "s.safetensors"))
-    info = json.loads((tmp_path / "s.json").read_text())["rmia"]
+    info = json.loads(run_one(params, "sample", 0, features, tmp_path)[0].read_text())["rmia"]
     assert info["references"] == "offline" and 0 <= info["a"] <= 1
     assert info["a_mean_auc"][str(info["a"])] == max(info["a_mean_auc"].values())
 
 
 def test_sample_setting_says_which_methods_do_not_apply(tiny, tmp_path):
     params, features, _ = tiny
-    dec.step_decentralized(params, "sample", 1, features, str(tmp_path / "s.json"), str(tmp_path / "t.json"),
-                           str(tmp_path / "s.safetensors"))
-    result = json.loads((tmp_path / "s.json").read_text())
+    out, timing, _ = run_one(params, "sample", 1, features, tmp_path)
+    result = json.loads(out.read_text())
     configured = set(params["common"]["decentralized"]["sample"]["methods"])
     assert {"retrain", "finetune", "du"} <= configured
     assert set(result["methods"]) == configured and set(result["originals"]) == {"dsgd"}
     assert result["forget_samples"] == 4 * 4  # 10 % of 40 at each of the 4 clients
     from unlearning.methods import METHODS
 
-    # every method configured in either setting has its row here or says why it does not apply (none is left out
+    # every method the client setting lists has its row here or says why it does not apply (none is left out
     # silently)
-    listed = {*configured, *params["common"]["decentralized"]["client"]["methods"]}
-    assert set(result["does_not_apply"]) == listed - configured
-    assert all(result["does_not_apply"][m] == METHODS[m].does_not_apply["sample"] for m in listed - configured)
+    listed = set(params["common"]["decentralized"]["client"]["methods"]) - configured
+    assert set(result["does_not_apply"]) == {m for m in listed if "sample" in METHODS[m].does_not_apply}
+    assert all(result["does_not_apply"][m] == METHODS[m].does_not_apply["sample"] for m in result["does_not_apply"])
+    assert set(result["does_not_apply"]) - configured
     assert all(why for why in result["does_not_apply"].values())
-    timing = json.loads((tmp_path / "t.json").read_text())
+    timing = json.loads(timing.read_text())
     assert timing["setting"] == "sample" and timing["seed"] == 1
 
 
@@ -519,9 +520,8 @@ def test_bad_decentralized_params_stop_in_one_line_naming_the_key(edit, key):
 def test_a_seed_outside_the_list_is_refused_before_any_training(tiny, tmp_path):
     params, features, _ = tiny
     with pytest.raises(KeyError, match="common.decentralized.seeds: 5"):
-        dec.step_decentralized(params, "client", 5, features, str(tmp_path / "x.json"), str(tmp_path / "t.json"),
-                               str(tmp_path / "x.safetensors"))
-    assert not (tmp_path / "x.json").exists()
+        run_one(params, "client", 5, features, tmp_path)
+    assert not any(tmp_path.iterdir())
 
 
 def test_hf_approximator_lands_on_the_run_without_the_sample():
@@ -623,9 +623,7 @@ def test_a_method_from_an_outside_package_is_configured_attacked_and_judged(tiny
     with pytest.raises(ParamsError, match=f"common.decentralized.{example_method}.lr: -0.1 is less than"):
         check_params(params)
     params["common"]["decentralized"][example_method]["lr"] = 0.1
-    dec.step_decentralized(params, "client", 0, features, str(tmp_path / "c.json"), str(tmp_path / "t.json"),
-                           str(tmp_path / "c.safetensors"))
-    result = json.loads((tmp_path / "c.json").read_text())
+    result = json.loads(run_one(params, "client", 0, features, tmp_path)[0].read_text())
     row = result["methods"][example_method]
     assert row["label"] == "gradient ascent (example package)" and row["trained_by"] == "dsgd" and row["models"] == 3
     for metric in ("test_accuracy", "forget_accuracy", "loss_threshold_auc", "rmia_auc", "lira_auc",
@@ -644,9 +642,35 @@ def test_a_configured_method_that_does_not_apply_stops_the_job_with_its_reason(t
     params["common"]["decentralized"]["sample"]["methods"] = ["retrain", "pdudt"]
     with pytest.raises(KeyError, match=r"common.decentralized.sample.methods: 'pdudt' does not apply to this setting "
                                        r"\(PDUDT removes one whole client"):
-        dec.step_decentralized(params, "sample", 0, features, str(tmp_path / "s.json"), str(tmp_path / "t.json"),
-                               str(tmp_path / "s.safetensors"))
-    assert not (tmp_path / "s.json").exists()
+        run_one(params, "sample", 0, features, tmp_path)
+    assert not any(tmp_path.iterdir())
+
+
+def test_the_docs_method_module_is_all_a_new_method_needs(tiny, tmp_path, monkeypatch, plugin_scratch):
+    """docs/extending.md's my_method, a module of the methods package and nowhere else: a valid name in a setting's
+    list, its block's declared default where params.yaml has none, a key outside its declaration refused, refused in
+    the setting it does not apply to, and judged beside retraining."""
+    import unlearning.methods as package
+    from unlearning.config import ParamsError, check_params
+
+    (tmp_path / "my_method.py").write_text(docs_module("src/unlearning/methods/my_method.py  (or my_package/"
+                                                       "my_method.py, see below)"))
+    monkeypatch.setattr(package, "__path__", [*package.__path__, str(tmp_path)])
+    params, features, _ = tiny
+    params = json.loads(json.dumps(params))
+    params["common"]["decentralized"]["client"]["methods"].append("my_method")
+    assert check_params(params)["common"]["decentralized"]["my_method"] == {"scale": 0.5}
+    params["common"]["decentralized"]["my_method"] = {"scael": 0.25}
+    with pytest.raises(ParamsError, match="common.decentralized.my_method.scael: unknown key; did you mean scale"):
+        check_params(params)
+    params["common"]["decentralized"]["my_method"] = {"scale": 0.25}
+    params["common"]["decentralized"]["sample"]["methods"].append("my_method")
+    with pytest.raises(ParamsError, match="sample.methods: 'my_method' does not apply to this setting \\(it removes"):
+        check_params(params)
+    params["common"]["decentralized"]["sample"]["methods"].remove("my_method")
+    result, _, _ = dec.judge_methods(check_params(params), "client", 0, features,
+                                     dec.configured_methods(params, "client", ["retrain", "my_method"]))
+    assert result["methods"]["my_method"]["label"] == "My method" and result["methods"]["my_method"]["models"] == 3
 
 
 def test_your_own_callable_is_judged_without_registering_it(tiny):
@@ -738,8 +762,9 @@ def test_the_reference_study_reads_each_attack_with_the_first_k_references(tiny,
     """issue 56: RMIA and LiRA on the D-SGD original with 2 and 4 references; the run with 2 is what a judge with
     reference_models 2 gives (the first pair of a larger set is that pair)."""
     params, features, _ = tiny
-    out = tmp_path / "references.json"
-    dec.step_references(params, "client", 0, features, str(out))
+    out, root = tmp_path / "references.json", str(tmp_path / "parts")
+    parts.run_setting(params, "client", features, root, dec.configured_methods(params, "client", ["finetune"]), [0])
+    dec.step_references(params, "client", 0, features, str(out), layout.family_root("client", 0, root))
     study = json.loads(out.read_text())
     assert [r["reference_models"] for r in study["rows"]] == [2, 4] and study["attack"]["reference_models"] == 4
     for row in study["rows"]:
@@ -752,16 +777,17 @@ def test_the_reference_study_reads_each_attack_with_the_first_k_references(tiny,
         dec.Judge.with_references(type("J", (), {"p_ref": np.zeros((4, 2))})(), 3)
 
 
-def test_an_attack_declared_once_is_run_on_every_model_and_reported(tiny, plugin_scratch):
+def test_an_attack_declared_once_is_run_on_every_model_and_reported(tiny, tmp_path, monkeypatch, plugin_scratch):
     """issue 55: a reference-model attack is one `@reference_attack` declaration; listed in attack.scores, the judge
     runs it on every judged model (its AUC is the AUC of its scores, computed here directly) and the report's tables
-    gain its columns under its label. Here: the target's confidence in the true label, declared in this test."""
+    gain its columns under its label. Here: docs/extending.md's confidence attack, a module of the package."""
     from sklearn.metrics import roc_auc_score
 
+    import unlearning.evaluate.attacks as attacks
     from unlearning.evaluate.attacks import protocol
 
-    protocol.reference_attack("confidence", label="Confidence")(
-        lambda refs: protocol.Fitted(lambda p_cand, p_pop: p_cand))
+    (tmp_path / "confidence.py").write_text(docs_module("src/unlearning/evaluate/attacks/confidence.py"))
+    monkeypatch.setattr(attacks, "__path__", [*attacks.__path__, str(tmp_path)])
     params, features, _ = tiny
     params = json.loads(json.dumps(params))
     params["common"]["decentralized"]["attack"]["scores"] = ["rmia", "lira", "confidence"]

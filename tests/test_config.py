@@ -202,7 +202,7 @@ def test_report_steps_never_import_torch(tmp_path):
     from unlearning.__main__ import reads_results_only
 
     assert reads_results_only("common-report") and reads_results_only("index")
-    assert not reads_results_only("common-decentralized") and not reads_results_only("prepare")
+    assert not reads_results_only("common-method") and not reads_results_only("prepare")
 
 
 def test_snakemake_stops_before_any_job(tmp_path, params):

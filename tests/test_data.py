@@ -467,8 +467,9 @@ def test_the_docs_dataset_module_is_all_a_new_dataset_needs(tmp_path, monkeypatc
 
     import unlearning.data.sources as sources
     from conftest import ROOT
-    from unlearning.config import DATASET_INFO, ParamsError, check_params, load_params
+    from unlearning.config import ParamsError, check_params, load_params
     from unlearning.data.availability import missing_reason
+    from unlearning.data.sources import DATASETS
 
     text = (ROOT / "docs" / "extending.md").read_text()
     module = text.split("# src/unlearning/data/sources/kmnist.py\n", 1)[1].split("```", 1)[0]
@@ -476,7 +477,7 @@ def test_the_docs_dataset_module_is_all_a_new_dataset_needs(tmp_path, monkeypatc
     folder.mkdir()
     (folder / "kmnist.py").write_text(module)
     monkeypatch.setattr(sources, "__path__", [*sources.__path__, str(folder)])
-    assert DATASET_INFO["kmnist"] == (10, (1, 28, 28), 60000)
+    assert DATASETS["kmnist"].info == (10, (1, 28, 28), 60000)
 
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     for name in ("kmnist", "kmnits"):

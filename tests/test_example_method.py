@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from conftest import workflow_env
+from conftest import docs_module, workflow_env
 
 LABEL = "gradient ascent (example package)"
 # one method added to (or edited in) both settings: its job per setting, each setting put together, the report
@@ -72,10 +72,10 @@ def test_the_example_package_is_run_attacked_and_judged_by_the_workflow(tiny_run
 
 def test_editing_one_method_module_or_its_params_reruns_its_jobs_alone(tiny_run, tmp_path):
     """A dry run of the whole workflow after touching methods/salun.py lists SalUn's two jobs (client, sample), the
-    two put-togethers, the two centralized tables (SalUn's runners) and the common ground's report, nothing else;
-    touching methods/d2d.py the centralized tables alone; a change to SalUn's decentralized block its decentralized
-    jobs alone. A change
-    to a training family's block re-runs that family's originals and the methods that start there."""
+    two put-togethers, its jobs on the two centralized tables and their put-togethers and the common ground's
+    report, nothing else; touching methods/d2d.py its convex table's job and the two centralized put-togethers (the
+    MLP's names why D2D does not run there); a change to SalUn's decentralized block its decentralized jobs alone. A
+    change to a training family's block re-runs that family's originals and the methods that start there."""
     work = tmp_path / "run"
     shutil.copytree(tiny_run, work, symlinks=True)
     env = {**workflow_env(), "PYTHONPATH": str(work / "src")}
@@ -113,3 +113,34 @@ def test_editing_one_method_module_or_its_params_reruns_its_jobs_alone(tiny_run,
     (work / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     assert dry() == {"common_part_original": len(dec["seeds"]), "common_part_method": 1, "common_part_combine": 1,
                      "common_ground_report": 1, **downstream}
+
+
+def test_a_new_plugin_module_reruns_nothing_until_it_is_configured(tiny_run, tmp_path):
+    """docs/extending.md's method, attack and dataset modules, added to the package of a built workflow: nothing
+    re-runs (the registries import them, but a job's inputs are the plugins it runs); the method configured in the
+    client setting runs its job, both settings' put-togethers (the sample setting's names why it does not apply
+    there) and the report, and trains nothing again."""
+    work = tmp_path / "run"
+    shutil.copytree(tiny_run, work, symlinks=True)
+    env = {**workflow_env(), "PYTHONPATH": str(work / "src")}
+    snakemake = Path(sys.executable).parent / "snakemake"
+
+    def dry() -> dict[str, int]:
+        out = subprocess.run([str(snakemake), "--cores", "1", "-n"], cwd=work, capture_output=True, text=True,
+                             env=env)
+        assert out.returncode == 0, out.stderr[-3000:]
+        return rules_run(out.stdout + out.stderr) if "Job stats:" in out.stdout + out.stderr else {}
+
+    package = work / "src" / "unlearning"
+    for path, heading in ((package / "methods" / "my_method.py",
+                           "src/unlearning/methods/my_method.py  (or my_package/my_method.py, see below)"),
+                          (package / "evaluate" / "attacks" / "confidence.py",
+                           "src/unlearning/evaluate/attacks/confidence.py"),
+                          (package / "data" / "sources" / "kmnist.py", "src/unlearning/data/sources/kmnist.py")):
+        path.write_text(docs_module(heading))
+    assert dry() == {}
+    params = yaml.safe_load((work / "params.yaml").read_text())
+    params["common"]["decentralized"]["client"]["methods"].append("my_method")
+    (work / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    assert dry() == {"common_part_method": 1, "common_part_combine": 2, "common_ground_report": 1, "index": 1,
+                     "all": 1}

@@ -263,7 +263,7 @@ def test_figure2_verdict_tells_the_correction_from_the_subsequent_rounds():
     fig2 = report.figure2_table(results, {"fashion_mnist": 0.002})
     text = report.figure2_verdict(fig2, 9)
     assert "before unlearning (Origin, remaining clients) is 0.800" in text
-    assert "at A: Retrain 0.000, PDUDT 0.600, Noise only (no correction) 0.750" in text
+    assert "at A: retrain 0.000, PDUDT 0.600, PDUDT noise only (no correction) 0.750" in text
     assert "At A the correction removes 20 % of what the uncorrected (noise-only) models keep." in text
     assert "At B the uncorrected (noise-only) models keep none of it either" in text
     status = fig2[fig2["class"] == 9].set_index(["method", "checkpoint"]).class9_status

@@ -9,7 +9,6 @@ import copy
 import difflib
 import logging
 import math
-from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 
@@ -17,32 +16,10 @@ import jsonschema
 import yaml
 
 from .data.sources import DATASETS
-from .plugins import PluginError, block_schema, merged_params, with_defaults
+from .plugins import PluginError, group, merged_params, with_defaults
 
 SECTIONS = ("spine", "pdudt")  # experiment sections of params.yaml
 PER_DATASET = ("pdudt",)  # sections that run once per dataset: experiment "pdudt_<dataset>"
-
-
-class _DatasetInfo(Mapping):
-    """{dataset: (classes, image shape (C, H, W), official train size)} of the dataset modules (data/sources/),
-    imported on first use."""
-
-    def __getitem__(self, name):
-        if name not in DATASETS:
-            raise KeyError(name)
-        return DATASETS[name].info
-
-    def __contains__(self, name) -> bool:
-        return name in DATASETS
-
-    def __iter__(self):
-        return iter(DATASETS.names())
-
-    def __len__(self) -> int:
-        return len(DATASETS.names())
-
-
-DATASET_INFO = _DatasetInfo()
 MODELS_FOR_28X28_ONLY = ("cnn", "cnn_small")
 # Sample gradients per second for the time estimate of a large run: the recorded paper-scale PDUDT retrain
 # (MLP 784-128-10, 100 rounds x 9 clients x 6000 samples = 5.4e6 in 44 s on 2 CPU cores). Convolutional
@@ -99,25 +76,19 @@ def schema(plugins: bool = True) -> dict:
 SETTINGS = ("client", "sample")  # the common ground's decentralized settings
 
 
-def method_blocks() -> dict[str, dict]:
-    """{params block of common.decentralized: its keys}, the union over the registered methods that read it."""
-    from .methods import METHODS
+def plugin_blocks() -> dict[str, dict[str, dict]]:
+    """{"decentralized" | "centralized": {params block of that part of `common`: its keys}}: each the union over the
+    registered methods (or centralized runners) that read it; a block named like a key of the task is refused."""
+    from .methods import CENTRAL, METHODS
 
-    blocks: dict[str, list] = {}
-    for info in METHODS.all().values():
-        blocks.setdefault(info.block, []).append((info.module, info.params))
-    return {block: merged_params("method", block, declared) for block, declared in blocks.items()}
-
-
-def central_blocks() -> dict[str, dict]:
-    """{params block of common.centralized: its keys}, the union over the runners that read it."""
-    from .methods import CENTRAL
-
-    blocks: dict[str, list] = {}
-    for info in CENTRAL.all().values():
-        if info.params_key:
-            blocks.setdefault(info.params_key, []).append((info.module, info.params))
-    return {block: merged_params("centralized runner", block, declared) for block, declared in blocks.items()}
+    out = {}
+    for part, registry in (("decentralized", METHODS), ("centralized", CENTRAL)):
+        found: dict[str, list] = {}
+        for info in registry.all().values():
+            if info.block:
+                found.setdefault(info.block, []).append((info.module, info.params))
+        out[part] = {block: merged_params(registry.kind, block, d) for block, d in found.items()}
+    return out
 
 
 def plugin_schema(full: dict) -> dict:
@@ -129,24 +100,18 @@ def plugin_schema(full: dict) -> dict:
     from .methods import CENTRAL, METHODS
 
     common = full["$defs"]["common"]["properties"]
-    dec = common["decentralized"]["properties"]
     for setting in SETTINGS:
-        dec[setting]["properties"]["methods"]["items"] = {"enum": METHODS.names()}
-    for block, params in method_blocks().items():
-        if block in dec:
-            raise PluginError(f"method block {block!r}: a key of common.decentralized already; valid: another "
-                              "params_key")
-        dec[block] = block_schema(params)
-    common["decentralized"]["additionalProperties"] = False  # a block no registered method reads is a misspelling
-    dec["attack"]["properties"]["scores"]["items"] = {"enum": REFERENCE_ATTACKS.names()}
+        common["decentralized"]["properties"][setting]["properties"]["methods"]["items"] = {"enum": METHODS.names()}
+    common["decentralized"]["properties"]["attack"]["properties"]["scores"]["items"] = {
+        "enum": REFERENCE_ATTACKS.names()}
     for block, model in (("centralized", "convex"), ("mlp", "mlp")):
         common[block]["properties"]["methods"]["items"] = {"enum": sorted(n for n, m in CENTRAL.all() if m == model)}
-    for block, params in central_blocks().items():
-        if block in common["centralized"]["properties"]:
-            raise PluginError(f"centralized block {block!r}: a key of common.centralized already; valid: another "
-                              "params_key")
-        common["centralized"]["properties"][block] = block_schema(params)
-    common["centralized"]["additionalProperties"] = False  # a block no runner reads is a misspelling
+    for part, blocks in plugin_blocks().items():
+        for block, params in blocks.items():
+            if block in common[part]["properties"]:
+                raise PluginError(f"{part} block {block!r}: a key of common.{part} already; valid: another params_key")
+            common[part]["properties"][block] = group(**params)
+        common[part]["additionalProperties"] = False  # a block no registered plugin reads is a misspelling
     full["$defs"]["dataset"] = {"enum": DATASETS.names()}  # a module of data/sources/ each
     return full
 
@@ -156,28 +121,21 @@ def with_plugin_defaults(params: dict) -> dict:
     is its defaults), in the `common` section itself (its scale overrides merge on top)."""
     from .methods import CENTRAL, METHODS
 
-    common = params.get("common")
-    if not isinstance(common, dict):
-        return params
-    out = copy.deepcopy(params)
     try:  # what is configured; a malformed section is left to the schema's message
         merged = section_config(params, "common")
-        configured = {m for s in SETTINGS for m in merged["decentralized"][s]["methods"] if m in METHODS}
-        runs = [(m, model) for block, model in (("centralized", "convex"), ("mlp", "mlp"))
-                for m in merged[block]["methods"] if (m, model) in CENTRAL]
+        read = {"decentralized": {METHODS[m].block for s in SETTINGS for m in merged["decentralized"][s]["methods"]
+                                  if m in METHODS},
+                "centralized": {CENTRAL[(m, model)].block for table, model in (("centralized", "convex"),
+                                                                                ("mlp", "mlp"))
+                                for m in merged[table]["methods"] if (m, model) in CENTRAL} - {None}}
     except (KeyError, TypeError, AttributeError):
         return params
-    dec, cen = out["common"].get("decentralized"), out["common"].get("centralized")
-    if isinstance(dec, dict):
-        blocks = method_blocks()
-        for block in {METHODS[m].block for m in configured}:
-            if (dec.get(block) is None or isinstance(dec.get(block), dict)) and blocks[block]:
-                dec[block] = with_defaults(blocks[block], dec.get(block))
-    if isinstance(cen, dict):
-        blocks = central_blocks()
-        for key in {CENTRAL[r].params_key for r in runs} - {None}:
-            if (cen.get(key) is None or isinstance(cen.get(key), dict)) and blocks[key]:
-                cen[key] = with_defaults(blocks[key], cen.get(key))
+    out = copy.deepcopy(params)
+    for part, blocks in plugin_blocks().items():
+        section = out["common"].get(part)
+        for block in read[part] if isinstance(section, dict) else ():
+            if (section.get(block) is None or isinstance(section.get(block), dict)) and blocks[block]:
+                section[block] = with_defaults(blocks[block], section.get(block))
     return out
 
 
@@ -335,7 +293,7 @@ def experiment_config(params: dict, name: str) -> dict:
 
 
 def _check_spine(cfg: dict, key: str, source: str) -> None:
-    classes, shape, train_size = DATASET_INFO[cfg["dataset"]]
+    classes, shape, train_size = DATASETS[cfg["dataset"]].info
     n = cfg["clients"]
     forget = cfg["forget"]
     if forget["kind"] == "client" and forget["client"] >= n:
@@ -375,7 +333,7 @@ def _check_spine(cfg: dict, key: str, source: str) -> None:
 def client_samples(cfg: dict) -> tuple[int | None, str]:
     """The training samples of the smallest client as the partition deals them (data/partition.py), and how it
     was computed; None for Dirichlet, whose shares are random. Classes are taken as balanced."""
-    classes, _, train_size = DATASET_INFO[cfg["dataset"]]
+    classes, _, train_size = DATASETS[cfg["dataset"]].info
     n, part = cfg["clients"], cfg["partition"]
     total = train_size if part["train_per_client"] is None else part["train_per_client"] * n
     if part["kind"] in ("iid", "by_class"):
@@ -390,7 +348,7 @@ def _warn_if_days(cfg: dict, key: str, source: str, samples: int | None) -> None
     """A one-line warning (not an error) when one training run would take more than a day at
     SAMPLE_GRADIENTS_PER_S: rounds x clients x sample gradients per client and round."""
     train = cfg["train"]
-    per_client = samples or DATASET_INFO[cfg["dataset"]][2] // cfg["clients"]
+    per_client = samples or DATASETS[cfg["dataset"]].info[2] // cfg["clients"]
     per_round = train["local_steps"] * train["batch_size"] if train["local_steps"] else \
         train["local_epochs"] * per_client
     seconds = train["rounds"] * cfg["clients"] * per_round / SAMPLE_GRADIENTS_PER_S
@@ -415,8 +373,6 @@ def _check_pdudt(cfg: dict, key: str, source: str) -> None:
                           f"{key}.train.rounds = {cfg['train']['rounds']}; valid: at most that")
 
 
-SGLU_REQUIRED = ("datasets", "pairs", "extractors", "truncate_to", "lam_per_n", "clip", "radius", "accounting",
-                 "burn_in", "trials", "partitions", "table3", "fig3a", "fig3b", "fig3d", "fig3c", "baselines")
 
 
 def _check_sglu(cfg: dict, source: str) -> None:
@@ -443,14 +399,12 @@ def _check_sglu(cfg: dict, source: str) -> None:
                           f"{cfg['trials']}; valid: a divisor of it, or null (one partition per trial)")
 
 
-CDFL_REQUIRED = ("datasets", "models", "clients", "partition", "topology", "train", "unlearn", "sweeps", "seeds",
-                 "eval", "convex")
 
 
 def cdfl_client_samples(cfg: dict, dataset: str) -> tuple[int, str]:
     """The fewest training samples a CDFL client can hold, and why: an equal share (IID), or the Dirichlet
     split's guaranteed minimum (min_size) when a Dirichlet partition is run."""
-    _, _, train_size = DATASET_INFO[dataset]
+    _, _, train_size = DATASETS[dataset].info
     n, part = cfg["clients"], cfg["partition"]
     total = train_size if part["train_per_client"] is None else part["train_per_client"] * n
     if "dirichlet" in part["kinds"]:
@@ -467,7 +421,7 @@ def _check_cdfl(cfg: dict, source: str) -> None:
         if dataset not in cfg["models"]:
             raise ParamsError(f"{source}: cdfl.models: no model for dataset {dataset!r}; valid: add {dataset}: one of "
                               "logreg, mlp, cnn, cnn_small, resnet18")
-        classes, shape, train_size = DATASET_INFO[dataset]
+        classes, shape, train_size = DATASETS[dataset].info
         if unlearn["class"] >= classes:
             raise ParamsError(f"{source}: cdfl.unlearn.class: {unlearn['class']} is not a class of {dataset}; "
                               f"valid: 0..{classes - 1}")
@@ -502,7 +456,7 @@ def _check_cdfl(cfg: dict, source: str) -> None:
             raise ParamsError(f"{source}: cdfl.unlearn.sequential.requests: {seq['requests']} requests sharing "
                               f"{seq['total_fraction']} of {samples} samples delete none each; valid: fewer requests")
     convex = cfg["convex"]
-    _, _, convex_size = DATASET_INFO[convex["dataset"]]
+    _, _, convex_size = DATASETS[convex["dataset"]].info
     if convex["train_per_client"] is not None and convex["train_per_client"] * n > convex_size:
         raise ParamsError(f"{source}: cdfl.convex.train_per_client: {convex['train_per_client']} x {n} clients exceeds "
                           f"the {convex_size} training samples of {convex['dataset']}; valid: at most "
@@ -515,8 +469,6 @@ def _check_cdfl(cfg: dict, source: str) -> None:
                           "erdos_renyi, complete")
 
 
-R2D_REQUIRED = ("datasets", "stand_ins", "real", "val_frac", "model", "train", "estimate", "noise", "rewind",
-                "epsilons", "table_epsilons", "seeds", "baseline_seed", "mia", "hf", "cns", "accounting")
 R2D_STAND_IN_KEYS = {"synthetic": ("like", "users", "dim", "ood_users", "ood_per_user", "forget_users", "test_frac"),
                      "images": ("like", "source", "pair", "users", "per_user", "ood_users", "ood_per_user",
                                 "signature_scale", "forget_users", "test_frac")}
@@ -542,7 +494,7 @@ def _check_r2d(cfg: dict, source: str) -> None:
                               f"{', '.join(needed)}")
         lacuna = entry["like"] == "lacuna"
         if kind == "images":
-            classes = DATASET_INFO[entry["source"]][0]
+            classes = DATASETS[entry["source"]].info[0]
             if max(entry["pair"]) >= classes or entry["pair"][0] == entry["pair"][1]:
                 raise ParamsError(f"{source}: r2d.stand_ins.{name}.pair: {entry['pair']}; valid: two different "
                                   f"classes of {entry['source']} (0..{classes - 1})")
@@ -575,8 +527,6 @@ def _check_r2d(cfg: dict, source: str) -> None:
                               f"{c['E_sel'] - 1} (T = (E_sel - 1) S); valid: 0..{c['E_sel'] - 1}")
         if c["m"] >= c["n"] or c["fig1c_m"] >= c["n"]:
             raise ParamsError(f"{source}: r2d.accounting.{like}.m: deletes at least n = {c['n']}; valid: m < n")
-RRDU_REQUIRED = ("datasets", "clients", "train_per_client", "train", "backdoor", "unlearn", "table3", "sweeps",
-                 "baselines", "seeds", "eval")
 
 
 def _check_rrdu(cfg: dict, source: str) -> None:
@@ -588,7 +538,7 @@ def _check_rrdu(cfg: dict, source: str) -> None:
         raise ParamsError(f"{source}: rrdu.backdoor.client: {bd['client']} is not a client index; valid: 0..{n - 1} "
                           f"for rrdu.clients = {n}")
     for dataset, dcfg in cfg["datasets"].items():
-        classes, shape, train_size = DATASET_INFO[dataset]
+        classes, shape, train_size = DATASETS[dataset].info
         if bd["target"] >= classes:
             raise ParamsError(f"{source}: rrdu.backdoor.target: {bd['target']} is not a class of {dataset}; valid: "
                               f"0..{classes - 1}")
@@ -623,11 +573,17 @@ def check_params(params: dict, source: str = "params.yaml", plugins: bool = True
     except PluginError as err:
         raise ParamsError(f"{source}: {err}") from None
     _validate_schema(params, full, f"{source}: ")
-    for section in SECTIONS:
+    for section in full["properties"]:  # each section merged with its scale's override, checked as a whole
+        if "allOf" not in full["properties"][section]:
+            continue
         cfg = section_config(params, section)
-        section_schema = {"$defs": full["$defs"], **full["$defs"][section],
-                          "required": full["properties"][section]["allOf"][1]["required"][:-2]}
+        section_schema = {"$defs": full["$defs"], **full["$defs"][section], "required": [
+            k for k in full["properties"][section]["allOf"][1]["required"] if k not in ("quick", "paper")]}
         _validate_schema(cfg, section_schema, f"{source}: {section}.{params['scale']} merged: ")
+        if section in CHECKS:
+            CHECKS[section](cfg, source)
+        if section not in SECTIONS:
+            continue
         settings = cfg.get("settings") or {}
         unknown = sorted(set(settings.get("run") or ()) - set(settings.get("candidates", {})))
         if unknown:
@@ -647,20 +603,8 @@ def check_params(params: dict, source: str = "params.yaml", plugins: bool = True
                              section_schema, f"{source}: {key} merged: ")
             _check_pdudt(merged, key, source)
             _check_spine(merged, key, source)
-    for section, required, check in (("sglu", SGLU_REQUIRED, _check_sglu), ("cdfl", CDFL_REQUIRED, _check_cdfl),
-                                     ("r2d", R2D_REQUIRED, _check_r2d), ("rrdu", RRDU_REQUIRED, _check_rrdu),
-                                     ("common", COMMON_REQUIRED, None)):
-        cfg = section_config(params, section)
-        definition = full["$defs"][section]
-        section_schema = {"$defs": full["$defs"], **definition, "required": list(required)}
-        _validate_schema(cfg, section_schema, f"{source}: {section}.{params['scale']} merged: ")
-        if check is not None:
-            check(cfg, source)
     _check_common(section_config(params, "common"), section_config(params, "sglu"), source, plugins)
     return params
-
-
-COMMON_REQUIRED = ("budget", "centralized", "mlp", "decentralized")
 
 
 def _check_common(cfg: dict, sglu: dict, source: str, plugins: bool = True) -> None:
@@ -724,6 +668,9 @@ def _check_common_plugins(cfg: dict, source: str) -> None:
             block = cfg["centralized"].get(runner.params_key, {}) if runner.params_key else {}
             if runner.check is not None and (why := runner.check(block, cfg)):
                 raise ParamsError(f"{source}: {why} (common.{table}.methods: {method!r}, its module's check)")
+
+
+CHECKS = {"sglu": _check_sglu, "cdfl": _check_cdfl, "r2d": _check_r2d, "rrdu": _check_rrdu}  # what a schema cannot say
 
 
 def load_checked(path: str | Path, plugins: bool = True) -> dict:

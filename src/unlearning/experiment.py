@@ -8,9 +8,10 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from .config import DATASET_INFO, ParamsError, experiment_config
+from .config import ParamsError, experiment_config
 from .data.forget import forget_masks, removed_clients
 from .data.partition import partition
+from .data.sources import DATASETS
 from .files import load_metadata, load_tensors
 from .models import build_model
 from .seeding import derive_seed, deterministic_algorithms
@@ -133,7 +134,7 @@ def build_setup(params: dict, name: str, cfg: dict, features_path: str, split: d
     n = cfg["clients"]
     indices = [split[f"client{c}.indices"] for c in range(n)]
     masks = [split[f"client{c}.forget"] for c in range(n)]
-    classes, shape, _ = DATASET_INFO[cfg["dataset"]]
+    classes, shape, _ = DATASETS[cfg["dataset"]].info
     meta_shape = tuple(load_metadata(features_path)["shape"])
     if meta_shape != shape:
         raise ValueError(f"{features_path}: images of shape {meta_shape}, expected {shape} for {cfg['dataset']}")

@@ -1,19 +1,12 @@
-"""The plugin registries (issue 67): one per kind of plugin, each a dict filled by importing the modules that
-declare them, at plan time (Snakemake, `check-params`) and at run time alike.
+"""The plugin registries (issue 67; docs/extending.md): one per kind of plugin, each filled by importing every module
+of its package (not starting with `_`) and every entry point of the group `unlearning.methods`, whose declarations
+(`@register`, `@register_central`, `@reference_attack`, or a dataset's or training family's module constants) add
+to it; read alike at plan time (Snakemake, `check-params`) and at run time. A name declared by two modules, a module
+that cannot be imported and an entry point that declares nothing are errors naming them.
 
-A registry's package is scanned: every module in it not starting with `_` is imported, and its declarations (the
-decorators `@register`, `@register_central`, `@reference_attack`; a dataset's or a training family's module
-constants) fill the registry. Outside packages add theirs through the entry-point group `unlearning.methods`: each
-entry point names a module (`ep.load()` imports it) that declares any kind of plugin with the same decorators.
-
-Nothing is read from source text: what a module declares is what importing it declares, computed keywords included.
-A name declared by two modules is an error naming both; so is a module that cannot be imported, or an entry point
-that declares nothing.
-
-Every plugin may declare the parameters its block holds: `params`, a JSON-Schema `properties` mapping (each
-property's `default` is what a missing key or block takes; a property without one is required), and `check`, a
-function of the whole block returning what is wrong with it across keys ("" or None when nothing is). config.py
-checks every configured block against them before any job.
+A plugin declares its parameter block's keys (`params`: JSON-Schema properties, `param` and `group` below; a key's
+`default` is what a missing key or block takes) and optionally `check`, what is wrong across keys; config.py checks
+every configured block against them before any job.
 """
 
 from __future__ import annotations
@@ -34,18 +27,15 @@ class PluginError(ValueError):
     """A plugin cannot be loaded, or is declared twice; the message is one line naming the module."""
 
 
-def _one_line(err: BaseException) -> str:
-    return " ".join(f"{type(err).__name__}: {err}".split())[:300]
-
-
-def import_plugin_module(name: str) -> None:
-    """Import module `name`, a PluginError naming it where it fails."""
+def _imported(what: str, load: Callable[[], object]) -> None:
+    """Run `load` (an import); a PluginError naming `what` where it fails."""
     try:
-        importlib.import_module(name)
+        load()
     except PluginError:
         raise
     except Exception as err:  # a plugin module that cannot be imported stops the plan, naming it
-        raise PluginError(f"plugin module {name}: cannot be imported ({_one_line(err)})") from err
+        reason = " ".join(f"{type(err).__name__}: {err}".split())[:300]
+        raise PluginError(f"{what}: cannot be imported ({reason})") from err
 
 
 _LOADED: set[str] = set()  # the entry points (name = value) imported so far
@@ -53,23 +43,17 @@ REGISTRIES: list[Registry] = []
 
 
 def load_entry_points() -> None:
-    """Import every entry point of GROUP not imported yet (each declares plugins of any kind); one that declares
-    none is an error naming it."""
+    """Import every entry point of GROUP not imported yet (each declares plugins of any kind); one whose module
+    declares none is an error naming it."""
     for ep in metadata.entry_points(group=GROUP):
-        if f"{ep.name}={ep.value}" in _LOADED:
-            continue
-        _LOADED.add(f"{ep.name}={ep.value}")
-        before = sum(len(r._entries) for r in REGISTRIES)
-        try:
-            ep.load()
-        except PluginError:
-            raise
-        except Exception as err:
-            raise PluginError(f"entry point {ep.name!r} ({ep.value}, group {GROUP}): cannot be imported "
-                              f"({_one_line(err)})") from err
-        if sum(len(r._entries) for r in REGISTRIES) == before and not _declares(ep.value.partition(":")[0]):
-            raise PluginError(f"entry point {ep.name!r} ({ep.value}, group {GROUP}): its module declares no plugin; "
-                              "valid: a module that registers one (@register, @register_central, @reference_attack)")
+        if f"{ep.name}={ep.value}" not in _LOADED:
+            _LOADED.add(f"{ep.name}={ep.value}")
+            what = f"entry point {ep.name!r} ({ep.value}, group {GROUP})"
+            _imported(what, ep.load)
+            module = ep.value.partition(":")[0]
+            if not any(e.module == module for r in REGISTRIES for e in r._entries.values()):
+                raise PluginError(f"{what}: its module declares no plugin; valid: a module that registers one "
+                                  "(@register, @register_central, @reference_attack)")
 
 
 @contextlib.contextmanager
@@ -91,9 +75,14 @@ def scratch() -> Iterator[None]:
         _LOADED.update(loaded)
 
 
-def _declares(module: str) -> bool:
-    """Whether any registry holds a plugin of `module` (an entry point imported before, by another one)."""
-    return any(getattr(e, "module", None) == module for r in REGISTRIES for e in r._entries.values())
+def constants(module, kind: str, fields: dict[str, tuple[Callable[[object], bool], str]]) -> list:
+    """The values of `module`'s declarations `fields` ({name: (is it valid, what is valid)}), in order; a missing or
+    invalid one is an error naming the module (a plugin declared by module constants: a dataset, a family)."""
+    for key, (ok, valid) in fields.items():
+        if not hasattr(module, key) or not ok(getattr(module, key)):
+            what = f"= {getattr(module, key)!r}" if hasattr(module, key) else "is missing"
+            raise PluginError(f"{kind} module {module.__name__}: {key} {what}; valid: {valid}")
+    return [getattr(module, key) for key in fields]
 
 
 class Registry:
@@ -124,7 +113,7 @@ class Registry:
             for info in pkgutil.iter_modules(package.__path__):
                 if not info.name.startswith("_"):
                     name = f"{self.package}.{info.name}"
-                    import_plugin_module(name)
+                    _imported(f"plugin module {name}", lambda name=name: importlib.import_module(name))
                     if self.collect is not None:
                         self.collect(sys.modules[name])
             load_entry_points()
@@ -184,11 +173,6 @@ def group(**keys: dict) -> dict:
     """A nested block of keys (each a `param` or a `group`): a missing one is its keys' defaults."""
     return {"type": "object", "additionalProperties": False, "properties": keys,
             "required": sorted(k for k, v in keys.items() if "default" not in v and "properties" not in v)}
-
-
-def block_schema(params: dict | None) -> dict:
-    """The JSON Schema of a plugin's parameter block from its declared `params` (see the module)."""
-    return group(**(params or {}))
 
 
 def with_defaults(params: dict | None, block: dict | None) -> dict:

@@ -17,8 +17,10 @@ PACKAGE = "unlearning"
 ROOT = Path(__file__).resolve().parent
 
 
+@cache
 def _file(module: str) -> Path | None:
-    """The file of `unlearning.a.b`: a/b.py or a/b/__init__.py; None outside the package or if absent."""
+    """The file of `unlearning.a.b`: a/b.py or a/b/__init__.py; None outside the package or if absent (asked once per
+    process: the workflow asks for some fifty closures that share most of their files)."""
     parts = module.split(".")
     if parts[0] != PACKAGE:
         return None
@@ -35,15 +37,9 @@ def _module_of(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(path: Path) -> frozenset[str]:
-    """Modules named by the import statements of `path`, made absolute. Each version of a file is parsed once per
-    process: the workflow asks for the closures of some twenty modules that share most of their files."""
-    stat = path.stat()
-    return _parsed_imports(path, stat.st_mtime_ns, stat.st_size)
-
-
 @cache
-def _parsed_imports(path: Path, mtime_ns: int, size: int) -> frozenset[str]:
+def _imports(path: Path) -> frozenset[str]:
+    """Modules named by the import statements of `path`, made absolute (parsed once per process)."""
     package = _module_of(path) if path.name == "__init__.py" else _module_of(path).rpartition(".")[0]
     found: set[str] = set()
     tree = ast.parse(path.read_text(), str(path))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
-from unlearning.config import (DATASET_INFO, ParamsError, check_params, experiment_config, experiments, load_params,
+from unlearning.config import (ParamsError, check_params, experiment_config, experiments, load_params,
                                section_config, setting_experiments)
 from unlearning.data.availability import (column_source, features_missing_reason, missing_reason,
                                           user_data_missing_reason)
@@ -43,8 +43,8 @@ from unlearning.methods import CENTRAL, METHODS
 def check_served_size(key, dataset, source, per_client, clients):
     """Stop before any job runs when `per_client x clients` exceeds the training set of the dataset serving a column
     (the MNIST subset holds 4,000 digits where check_params counted MNIST's 60,000)."""
-    if source != dataset and per_client is not None and per_client * clients > DATASET_INFO[source][2]:
-        size = DATASET_INFO[source][2]
+    if source != dataset and per_client is not None and per_client * clients > DATASETS[source].info[2]:
+        size = DATASETS[source].info[2]
         sys.stderr.write(f"error: {key}: {per_client} x {clients} clients needs {per_client * clients} training "
                          f"samples, but {source} serves {dataset}'s column with {size}; valid: at most "
                          f"{size // clients}, or torchvision's {dataset} under data.raw_root\n")
@@ -172,7 +172,6 @@ for _d in PDUDT_EXPS:
     _cfg = experiment_config(config, _d)
     check_served_size(f"pdudt.partition.train_per_client ({_d})", _cfg["dataset"], PDUDT_SOURCE[_cfg["dataset"]],
                       _cfg["partition"]["train_per_client"], _cfg["clients"])
-PDUDT_SERVERS = pdudt_layout.SERVERS  # baselines with a training run of their own
 PDUDT_CONTINUED = pdudt_layout.CONTINUED
 # FedRecovery is judged against its own original, the FedAvg server's global model before the removal
 def pdudt_evaluated(exp):
@@ -229,7 +228,7 @@ def pdudt_gap_files():
 # issue 15's candidate settings (pdudt.settings): Origin, Retrain, PDUDT and PDUDT (ES) of each, beside the default's
 PDUDT_SETTING_EXPS = [e for e in setting_experiments(config, "pdudt")
                       if experiment_config(config, e)["dataset"] not in PDUDT_MISSING]
-PDUDT_SETTING_METHODS = ("original", "retrain", "pdudt", "pdudt_es")
+PDUDT_SETTING_METHODS = pdudt_layout.SETTING_METHODS
 # the steps' code and that of the registered methods they run (the others, perturbed retraining and the originals,
 # are the steps' own)
 PDUDT_CODE = with_code(code("unlearning.experiments.pdudt.steps"),
@@ -392,13 +391,14 @@ def common_combine_inputs(wc):
 
 
 def common_combine_params(setting):
-    """A put-together reads its setting's methods and names why those of the other setting do not apply."""
-    return {"methods": COMMON_DEC[setting]["methods"], "listed": cg_layout.listed(COMMON_DEC), "seeds": COMMON_DEC["seeds"],
-            "budget": COMMON["budget"]}
+    """A put-together reads its setting's methods and names why the other setting's that do not apply here do not."""
+    return {"methods": COMMON_DEC[setting]["methods"], "not_applying": cg_layout.not_applying(COMMON_DEC, setting),
+            "seeds": COMMON_DEC["seeds"], "budget": COMMON["budget"]}
 
 
-# a put-together reads the declarations of the methods either setting lists (their labels, why not here)
-COMMON_COMBINE_CODE = with_code(COMMON_PART_CODE, plugin_code(METHODS, cg_layout.listed(COMMON_DEC)))
+def common_combine_code(wc):
+    """The parts' code and the declarations of the methods it names as not applying (their labels and why)."""
+    return with_code(COMMON_PART_CODE, plugin_code(METHODS, cg_layout.not_applying(COMMON_DEC, wc.setting)))
 
 
 def common_decentralized_results():

@@ -10,8 +10,8 @@ rule common_central_method:
         features=f"data/sglu/{COMMON_DATASET}.safetensors",
         code=lambda wc: central_method_code(wc.table, wc.method),
     output:
-        result=cg_layout.central_method("{table}", "{method}"),
-        timing=cg_layout.central_method_timing("{table}", "{method}"),
+        result=cg_layout.central("{table}", "{method}"),
+        timing=cg_layout.central("{table}", "{method}", kind="timings"),
     wildcard_constraints:
         table="centralized|centralized_mlp",
     params:
@@ -30,12 +30,12 @@ rule common_central_method:
 
 rule common_central_combine:
     input:
-        parts=lambda wc: [cg_layout.central_method(wc.table, m) for m in central_methods(wc.table)],
-        timings=lambda wc: [cg_layout.central_method_timing(wc.table, m) for m in central_methods(wc.table)],
+        parts=lambda wc: [cg_layout.central(wc.table, m) for m in central_methods(wc.table)],
+        timings=lambda wc: [cg_layout.central(wc.table, m, kind="timings") for m in central_methods(wc.table)],
         code=lambda wc: central_combine_code(wc.table),
     output:
-        result=cg_layout.central_result("{table}"),
-        timing=cg_layout.central_timing("{table}"),
+        result=cg_layout.central("{table}"),
+        timing=cg_layout.central("{table}", kind="timings"),
     wildcard_constraints:
         table="centralized|centralized_mlp",
     params:
@@ -130,7 +130,7 @@ rule common_part_method:
 rule common_part_combine:
     input:
         unpack(common_combine_inputs),
-        code=COMMON_COMBINE_CODE,
+        code=common_combine_code,
     output:
         results=[cg_layout.result("{setting}", s) for s in COMMON_DEC["seeds"]],
         scores=[cg_layout.scores("{setting}", s) for s in COMMON_DEC["seeds"]],

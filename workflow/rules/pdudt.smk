@@ -59,8 +59,8 @@ rule pdudt_timing:
         split="data/splits/{exp}.safetensors",
         code=PDUDT_CODE,
         history="artifacts/{exp}/pretrain/history",
-        servers=lambda wc: [f"{pdudt_layout.server_dir(wc.exp, k)}/history" for k in PDUDT_SERVERS
-                            if k in experiment_config(config, wc.exp)["methods"]],
+        servers=lambda wc: [f"{pdudt_layout.server_dir(wc.exp, k)}/history" for k in
+                            experiment_config(config, wc.exp)["methods"] if pdudt_layout.has_server(k)],
     output:
         "timings/{exp}/table2.json",
     params:
@@ -74,8 +74,7 @@ rule pdudt_timing:
         gpu=GPU,
     shell:
         "{PY} --threads {threads} pdudt-timing --exp {wildcards.exp} --features {input.features} --split {input.split} "
-        "--pretrain-dir artifacts/{wildcards.exp}/pretrain --server-root artifacts/{wildcards.exp}/server "
-        "--out {output} > {log} 2>&1"
+        "--pretrain-dir artifacts/{wildcards.exp}/pretrain --out {output} > {log} 2>&1"
 
 
 rule pdudt_report:
@@ -114,8 +113,8 @@ for _exp in PDUDT_EXPS + PDUDT_SETTING_EXPS:
     _cfg = experiment_config(config, _exp)
     _methods = pdudt_layout.evaluated(_cfg["methods"])
     _continued = pdudt_layout.continued(_cfg["methods"], _cfg["subsequent"]["rounds"])
-    _unlearned = [m for m in _methods if m in pdudt_layout.UNLEARNED]
-    _servers = [k for k in pdudt_layout.SERVERS if k in _methods]
+    _unlearned = pdudt_layout.unlearned(_methods)
+    _servers = [k for k in _methods if pdudt_layout.has_server(k)]
 
     for _group, _tag in pdudt_job_groups(_servers):
 

@@ -20,8 +20,8 @@ from urllib.error import URLError
 
 import torch
 
-from ..config import DATASET_INFO
 from .datasets import DatasetUnavailable
+from .sources import DATASETS
 
 EXTRACTORS = ("pixels", "resnet18")
 RESNET18_WEIGHTS = ("imagenet", "none")
@@ -235,7 +235,7 @@ def rank_pairs(processed: dict[str, torch.Tensor], dataset: str, target_accuracy
                truncate_to: int = 512, lam_per_n: float = 1e-6) -> list[dict]:
     """pair_accuracy of every class pair with the "pixels" extractor, sorted by |accuracy - target|
     (then by pair). Each row: class_a, class_b, accuracy, gap, n_full, n, n_test and the class counts."""
-    classes = DATASET_INFO[dataset][0] if dataset in DATASET_INFO else int(processed["y_train"].max()) + 1
+    classes = DATASETS[dataset].info[0] if dataset in DATASETS else int(processed["y_train"].max()) + 1
     rows = []
     for a, b in itertools.combinations(range(classes), 2):
         feats, meta = binary_features(processed, dataset, (a, b), "pixels", truncate_to=truncate_to)

@@ -28,7 +28,7 @@ import torch
 from ..experiment import Setup
 from ..files import load_metadata, load_tensors, save_tensors
 from ..methods import Cost, TrainedState
-from ..plugins import PluginError, Registry
+from ..plugins import Registry, constants
 
 STATE = "state.safetensors"  # in a family's directory, beside what its training wrote
 
@@ -75,16 +75,16 @@ class Family:
     module: str
 
 
+FIELDS = {"LABEL": (lambda v: isinstance(v, str), "a string"),
+          "TWIN": (lambda v: v in (None, "gradient"), "None or 'gradient'"),
+          "PARAMS": (lambda v: isinstance(v, tuple) and all(isinstance(p, str) for p in v), "a tuple of dotted keys"),
+          "train": (callable, "a function train(ctx) -> Original")}
+
+
 def _collect(mod: ModuleType) -> None:
+    """A module of this package as its family (the module docstring's constants, checked)."""
     name = mod.__name__.rpartition(".")[2]
-    for key, ok, valid in (("LABEL", lambda v: isinstance(v, str), "a string"),
-                           ("TWIN", lambda v: v in (None, "gradient"), "None or 'gradient'"),
-                           ("PARAMS", lambda v: isinstance(v, tuple) and all(isinstance(p, str) for p in v),
-                            "a tuple of dotted keys"),
-                           ("train", callable, "a function train(ctx) -> Original")):
-        if not hasattr(mod, key) or not ok(getattr(mod, key)):
-            raise PluginError(f"training family module {mod.__name__}: {key} missing or invalid; valid: {valid}")
-    FAMILIES.add(name, Family(name, mod.LABEL, mod.TWIN, mod.PARAMS, mod.__name__))
+    FAMILIES.add(name, Family(name, *constants(mod, "training family", FIELDS)[:3], mod.__name__))
 
 
 FAMILIES = Registry("training family", __name__, collect=_collect)

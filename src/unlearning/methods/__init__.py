@@ -135,6 +135,10 @@ class CentralInfo:
     params: dict | None = None  # that block's keys (plugins.py)
     check: Callable[[dict, dict], str | None] | None = None  # (block, the merged `common` section) -> what is wrong
 
+    @property
+    def block(self) -> str | None:
+        return self.params_key
+
 
 CENTRAL = Registry("centralized runner", __name__)
 MODELS = ("convex", "mlp")

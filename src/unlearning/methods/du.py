@@ -51,6 +51,7 @@ from ..privacy import du_noise
 from ..seeding import derive_seed, generator
 from ..topology import graph_for_round
 from ..train.dsgd import ClientData
+from ..train.exact import logreg_hessian
 from ..train.flat import FlatSpec
 from . import Cost, TrainedState, Unlearned, register
 
@@ -150,35 +151,6 @@ def fisher_diag(model: nn.Module, spec: FlatSpec, flat: torch.Tensor, x: torch.T
     for xs, ys in zip(torch.split(x, chunk), torch.split(y, chunk)):
         total += (per_sample_grads(model, spec, flat, xs, ys, chunk) ** 2).sum(0)
     return total / max(len(x), 1)
-
-
-def logreg_hessian(flat: torch.Tensor, x: torch.Tensor, classes: int) -> torch.Tensor:
-    """The exact Hessian [d, d] of the mean multinomial cross-entropy of `LogisticRegression` (weight [K, D]
-    then bias [K], FlatSpec order): (1/n) sum_xi (diag p - p p^T) (x) z z^T with z = (x, 1)."""
-    x = x.flatten(1).to(flat)
-    n, dim = x.shape
-    k = classes
-    if flat.numel() != k * (dim + 1):
-        raise ValueError(f"hessian_exact: {flat.numel()} parameters are not a logistic regression on {dim} "
-                         f"features and {k} classes; valid: curvature: fisher_diag")
-    weight, bias = flat[: k * dim].view(k, dim), flat[k * dim:]
-    p = torch.softmax(x @ weight.T + bias, dim=1)
-    z = torch.cat([x, torch.ones(n, 1, dtype=x.dtype, device=x.device)], dim=1)
-    h = flat.new_zeros(k, dim + 1, k, dim + 1)
-    for a in range(k):
-        for b in range(a, k):
-            coef = p[:, a] * (float(a == b) - p[:, b]) / max(n, 1)
-            block = (z * coef[:, None]).T @ z
-            h[a, :, b, :] = block
-            if b != a:
-                h[b, :, a, :] = block
-    # augmented index (class a, feature j <= D) -> flat index: weight a*D + j, bias k*D + a
-    cls = torch.arange(k).repeat_interleave(dim + 1)
-    feat = torch.arange(dim + 1).repeat(k)
-    order = torch.where(feat < dim, cls * dim + feat, k * dim + cls).to(flat.device)
-    out = torch.empty(k * (dim + 1), k * (dim + 1), dtype=flat.dtype, device=flat.device)
-    out[order[:, None], order[None, :]] = h.reshape(k * (dim + 1), k * (dim + 1))
-    return out
 
 
 def curvature(kind: str, model: nn.Module, spec: FlatSpec, flat: torch.Tensor, x: torch.Tensor, y: torch.Tensor,

@@ -202,5 +202,5 @@ def predictors(setup: Setup, ensembles: dict) -> list:
 def hdus_method(state: TrainedState, request, params: dict) -> Unlearned:
     """Every remaining client drops the removed clients' seeds from its ensemble and re-fits its weights at
     `params.refit_lr` (`unlearn`); the cost is the busiest client's time."""
-    ensembles, _, busiest_s = unlearn(state.setup, state.directory, params["refit_lr"], request.removed)
+    ensembles, _, busiest_s = unlearn(state.setup, state.directory / "history", params["refit_lr"], request.removed)
     return Unlearned(torch.zeros(0), list(ensembles), Cost(busiest_s, 0), predict=predictors(state.setup, ensembles))

@@ -130,15 +130,16 @@ def pdudt(state: TrainedState, request: ForgetRequest, params: dict) -> Unlearne
     return unlearn(state, request, params["sigma"], None)
 
 
-@register("pdudt_es", label="PDUDT(ES)", original="eq2", params_key="pdudt", params=PDUDT_PARAMS, check=es_check,
+@register("pdudt_es", label="PDUDT (ES)", original="eq2", params_key="pdudt", params=PDUDT_PARAMS,
+          check=es_check,
           does_not_apply={"sample": "PDUDT(ES) removes one whole client (its Eq. 7 drops the target's rows of W)"},
           claim=sigma_only)
 def pdudt_es(state: TrainedState, request: ForgetRequest, params: dict) -> Unlearned:
     return unlearn(state, request, params["sigma"], params["es_rounds"])
 
 
-@register("noise_only", label="PDUDT noise only", original="eq2", params_key="pdudt", params=PDUDT_PARAMS,
-          does_not_apply={"sample": "PDUDT's noise-only control removes one whole client, as PDUDT does"},
-          claim=sigma_only)
+@register("noise_only", label="PDUDT noise only (no correction)", original="eq2", params_key="pdudt",
+          params=PDUDT_PARAMS, claim=sigma_only,
+          does_not_apply={"sample": "PDUDT's noise-only control removes one whole client, as PDUDT does"})
 def noise_only(state: TrainedState, request: ForgetRequest, params: dict) -> Unlearned:
     return unlearn(state, request, params["sigma"], 0, correct=False)

@@ -103,11 +103,6 @@ def d2d_sigma_internal(k: BaselineConstants, eps: float, steps: int) -> float:
     return 4 * math.sqrt(2) * k.M * g / (k.m * k.n * (1 - g) * gap)
 
 
-def d2d_learning_steps(k: BaselineConstants, steps: int, R: float) -> int:
-    """Theorem L.1 / L.2: learning GD steps T >= I + log(2 R m n / (2 M)) / log(1/gamma), I = ``steps``, rounded up."""
-    return math.ceil(steps + math.log(2 * R * k.m * k.n / (2 * k.M)) / math.log(1 / k.gamma))
-
-
 def d2d_min_steps(k: BaselineConstants, eps: float) -> int:
     """Theorem L.2 (eq. 75): the least integer I >= log(sqrt(2d) / (1 - gamma) / (sqrt(2 log(2/delta) + eps)
     - sqrt(2 log(2/delta)))) / log(1/gamma)."""

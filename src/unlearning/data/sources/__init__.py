@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from ...plugins import PluginError, Registry
+from ...plugins import Registry, constants
 from ..errors import DatasetUnavailable
 
 
@@ -51,38 +51,23 @@ class Dataset:
         return Path(spec.origin).parent / relative
 
 
-def _is_shape(v) -> bool:
-    return isinstance(v, tuple | list) and len(v) == 3 and all(isinstance(s, int) and s > 0 for s in v)
-
-
 FIELDS = {"CLASSES": (lambda v: isinstance(v, int) and v >= 2, "an integer >= 2"),
-          "SHAPE": (_is_shape, "(channels, height, width), positive integers"),
+          "SHAPE": (lambda v: isinstance(v, tuple) and len(v) == 3 and all(isinstance(s, int) and s > 0 for s in v),
+                    "(channels, height, width), positive integers"),
           "TRAIN_SIZE": (lambda v: isinstance(v, int) and v >= 1, "a positive integer"),
           "RAW_FILE": (lambda v: v is None or isinstance(v, str), "a path under data.raw_root, or None"),
           "load": (callable, "a function load(raw_root, download, seed) -> (tensors, metadata)")}
 
 
 def _collect(module: ModuleType) -> None:
-    """A module of this package as its dataset: its constants checked (a missing or ill-typed one is an error naming
-    the module and what is valid)."""
-    for key, (ok, valid) in FIELDS.items():
-        if not hasattr(module, key) or not ok(getattr(module, key)):
-            what = f"= {getattr(module, key)!r}" if hasattr(module, key) else "is missing"
-            raise PluginError(f"dataset module {module.__name__}: {key} {what}; valid: {valid} "
-                              "(data/sources/__init__.py)")
-    package_file = getattr(module, "PACKAGE_FILE", None)
-    name = module.__name__.rpartition(".")[2]
-    DATASETS.add(name, Dataset(name, module.CLASSES, tuple(module.SHAPE), module.TRAIN_SIZE, module.RAW_FILE,
-                               getattr(module, "HINT", None), tuple(package_file) if package_file else None,
-                               module.__name__))
+    """A module of this package as its dataset (the module docstring's constants, checked)."""
+    classes, shape, train_size, raw_file, _ = constants(module, "dataset", FIELDS)
+    name, package_file = module.__name__.rpartition(".")[2], getattr(module, "PACKAGE_FILE", None)
+    DATASETS.add(name, Dataset(name, classes, shape, train_size, raw_file, getattr(module, "HINT", None),
+                               tuple(package_file) if package_file else None, module.__name__))
 
 
 DATASETS = Registry("dataset", __name__, collect=_collect)
-
-
-def info() -> dict[str, tuple[int, tuple[int, int, int], int]]:
-    """{dataset: (classes, image shape (C, H, W), official train size)}."""
-    return {name: d.info for name, d in DATASETS.all().items()}
 
 
 def source(name: str) -> ModuleType:

@@ -36,9 +36,9 @@ import networkx as nx
 import torch
 import torch.nn.functional as F
 
-from ...config import DATASET_INFO
 from ...data.forget import forget_masks
 from ...data.partition import partition
+from ...data.sources import DATASETS
 from ...files import load_metadata, load_tensors, write_json
 from ...methods import du
 from ...models import LogisticRegression
@@ -84,7 +84,7 @@ def load_problem(params: dict, dataset: str, features: str) -> tuple[ClientData,
     """(the clients' data, float64 pooled; forget masks; test images; test labels; classes)."""
     cfg = config(params)
     cv = cfg["convex"]
-    classes, shape, _ = DATASET_INFO[dataset]
+    classes, shape, _ = DATASETS[dataset].info
     meta_shape = tuple(load_metadata(features)["shape"])
     if meta_shape != shape:
         raise ValueError(f"{features}: images of shape {meta_shape}, expected {shape} for {dataset}")

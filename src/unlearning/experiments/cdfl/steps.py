@@ -36,9 +36,10 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from ...config import DATASET_INFO, section_config
+from ...config import section_config
 from ...data.forget import forget_masks
 from ...data.partition import partition
+from ...data.sources import DATASETS
 from ...evaluate.attacks.classifier import ClassifierAttack, balanced_eval_sets, draw
 from ...evaluate.attacks.shadow import softmax, stratified_halves
 from ...evaluate.metrics import accuracy, per_sample_loss_and_pred
@@ -105,7 +106,7 @@ def make_setup(params: dict, dataset: str, part: str, topology: str, seed: int, 
     name = cell_name(dataset, part, topology, seed)
     device = pick_device(params["device"])
     deterministic_algorithms()
-    classes, shape, _ = DATASET_INFO[dataset]
+    classes, shape, _ = DATASETS[dataset].info
     meta_shape = tuple(load_metadata(features)["shape"])
     if meta_shape != shape:
         raise ValueError(f"{features}: images of shape {meta_shape}, expected {shape} for {dataset}")

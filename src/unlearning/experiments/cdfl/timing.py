@@ -26,7 +26,7 @@ from pathlib import Path
 
 import torch
 
-from ...config import DATASET_INFO
+from ...data.sources import DATASETS
 from ...files import save_tensors, write_json
 from ...methods import du
 from ...provenance import device_info
@@ -53,7 +53,7 @@ TEST_IMAGES = 1000                    # the per-round evaluation's inputs (not t
 
 def synthetic_features(dataset: str, seed: int, path: Path) -> None:
     """A features file of `dataset`'s shape and training-set size: N(0, 1) images, uniform random labels."""
-    classes, shape, n_train = DATASET_INFO[dataset]
+    classes, shape, n_train = DATASETS[dataset].info
     g = generator(seed, "synthetic", dataset)
     x = torch.randn((n_train + TEST_IMAGES, *shape), generator=g)
     y = torch.randint(classes, (n_train + TEST_IMAGES,), generator=g)
@@ -67,7 +67,7 @@ def step_timing(params: dict, dataset: str, timed_rounds: int, out: str) -> None
     if timed_rounds < 2:
         raise ValueError(f"--rounds = {timed_rounds}: valid: an integer >= 2 (the first round is start-up)")
     cfg = config(params)
-    if dataset not in DATASET_INFO or dataset not in cfg["models"]:
+    if dataset not in DATASETS or dataset not in cfg["models"]:
         raise ValueError(f"--dataset {dataset!r}: valid: one of {', '.join(sorted(cfg['models']))}")
     seed = cfg["seeds"][0]
     start = time.perf_counter()

@@ -82,9 +82,9 @@ def table(params: dict, table: str, features: str, root: str) -> tuple[dict, dic
     """The table in one process (the workflow's jobs, one after another, their files under `root`): its result and
     timing."""
     names = methods_of(params, table)
-    parts = [(layout.central_method(table, m, root), layout.central_method_timing(table, m, root)) for m in names]
+    parts = [(layout.central(table, m, root), layout.central(table, m, root, "timings")) for m in names]
     for name, (out, seconds) in zip(names, parts):
         method_part(params, table, name, features, out, seconds)
-    out, seconds = layout.central_result(table, root), layout.central_timing(table, root)
+    out, seconds = layout.central(table, root=root), layout.central(table, root=root, kind="timings")
     combine(params, table, [p for p, _ in parts], [t for _, t in parts], out, seconds)
     return read_json(Path(out)), read_json(Path(seconds))

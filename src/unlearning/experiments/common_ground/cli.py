@@ -1,6 +1,5 @@
 """Common ground's commands: common-central (the centralized tables' jobs), common-part (the decentralized settings'
-jobs), common-decentralized (one setting and seed in one process), common-references, common-canary, common-method,
-common-report."""
+jobs), common-references, common-canary, common-method (named methods on one seed, in one process), common-report."""
 
 from __future__ import annotations
 
@@ -17,13 +16,6 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
     s.add_argument("table", choices=("centralized", "centralized_mlp"), help="the convex model's table or the MLP's")
     s.add_argument("--method", default=None, help="a method of the table (its runner: methods/, register_central)")
     add_file_options(s, ["--features?", "--parts*", "--part-timings*", "--out", "--timing"])
-    s = sub.add_parser("common-decentralized", parents=[common],
-                       help="common ground: one seed of a decentralized setting, every method and its original (see "
-                            "experiments/common_ground/decentralized.py)")
-    s.set_defaults(run=run)
-    s.add_argument("--setting", required=True, help="client | sample")
-    s.add_argument("--seed", required=True, type=int, help="one of common.decentralized.seeds")
-    add_file_options(s, ["--features", "--out", "--timing", "--scores"])
     s = sub.add_parser("common-part", parents=[common],
                        help="common ground: one job of the decentralized settings (see "
                             "experiments/common_ground/parts.py; its files: layout.py)")
@@ -32,7 +24,7 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
                                                "combine")
     s.add_argument("--setting", required=True, help="client | sample")
     s.add_argument("--seed", type=int, default=None, help="one of common.decentralized.seeds")
-    s.add_argument("--family", default=None, help="a training family (experiments/common_ground/families/)")
+    s.add_argument("--family", default=None, help="a training family (unlearning/families/)")
     s.add_argument("--method", default=None, help="a configured method of the setting")
     s.add_argument("--root", default=".", help="the working directory the parts' files lie under (default: .)")
     add_file_options(s, ["--features?"])
@@ -49,8 +41,8 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
     s.set_defaults(run=run)
     s.add_argument("--setting", default="client", help="client | sample (default: client)")
     s.add_argument("--seed", required=True, type=int, help="one of common.decentralized.seeds")
-    s.add_argument("--originals", default=None, help="the setting's stored originals (artifacts/common_ground/"
-                                                     "<setting>_s<seed>): its D-SGD one is read, not trained again")
+    s.add_argument("--originals", required=True, help="the setting's stored originals (artifacts/common_ground/"
+                                                      "<setting>_s<seed>): its D-SGD one is read")
     add_file_options(s, ["--features", "--out"])
     s = sub.add_parser("common-method", parents=[common],
                        help="common ground: named methods (and retraining, to compare) on one seed of a decentralized "
@@ -118,8 +110,4 @@ def run(params: dict, a) -> None:
         from .decentralized import method_rows
 
         print(method_rows(params, a.names, a.setting, a.seed, a.features, a.out))
-        return
-    if a.step == "common-decentralized":
-        from .decentralized import step_decentralized
 
-        step_decentralized(params, a.setting, a.seed, a.features, a.out, a.timing, a.scores)

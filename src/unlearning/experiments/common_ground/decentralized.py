@@ -35,7 +35,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import shutil
 import tempfile
 from pathlib import Path
 
@@ -52,7 +51,7 @@ from ...methods import METHODS, MethodInfo, TrainedState, Unlearned
 from ...resolved import config_record
 from . import config
 from .judge import Judge
-from .layout import SETTINGS, listed
+from .layout import SETTINGS, not_applying
 
 log = logging.getLogger("unlearning")
 
@@ -202,16 +201,14 @@ def audit_row(evidence: dict, retrain: tuple[list[int], torch.Tensor] | None, cl
 
 def assemble(params: dict, setting: str, seed: int, head: dict, originals: dict, methods: dict,
              labels: dict[str, str]) -> dict:
-    """A setting's result for one seed (what common-decentralized and the workflow's put-together write): every
-    method configured in either setting that does not apply here named with its reason (layout.listed)."""
-    declarations = {m: METHODS[m] for m in listed(config(params)["decentralized"])}
+    """A setting's result for one seed (what the workflow's put-together writes): every method the other setting lists
+    that does not apply here named with its reason (layout.not_applying)."""
+    others = {m: METHODS[m] for m in not_applying(config(params)["decentralized"], setting)}
     return {"setting": setting, "seed": seed, "scale": params["scale"], "clients": head["clients"],
             "forget": head["forget"], "forget_samples": head["forget_samples"], "dim": head["dim"],
             "rmia": head["rmia"], "originals": originals, "methods": methods,
-            "does_not_apply": {m: d.does_not_apply[setting] for m, d in declarations.items()
-                               if setting in d.does_not_apply},
-            "labels": {**{m: d.label for m, d in declarations.items()}, **labels},
-            "config": config_record(params)}
+            "does_not_apply": {m: d.does_not_apply[setting] for m, d in others.items()},
+            "labels": {**{m: d.label for m, d in others.items()}, **labels}, "config": config_record(params)}
 
 
 # ----------------------------------------------------------------------------------------------- one process
@@ -240,42 +237,21 @@ def score_metadata(setting: str, seed: int, judge_header: dict) -> dict:
             "setting": setting, "seed": seed, "score": "count / population"}
 
 
-def step_decentralized(params: dict, setting: str, seed: int, features: str, out: str, timing: str,
-                       scores: str) -> None:
-    """The setting's configured methods for one seed in one process (the workflow's jobs one after another), each
-    beside the original it starts from (see the module): its result to `out`, every judged model's RMIA scores to
-    `scores` (safetensors: one [models, candidates] tensor per row, members first; `original <kind>` for the
-    originals; each score = count / the metadata's population), the seconds to `timing`."""
-    from . import layout, parts
-
-    with tempfile.TemporaryDirectory(prefix="common-ground-") as tmp:
-        parts.run_setting(params, setting, features, tmp, seeds=[seed])
-        for path, made in ((out, layout.result(setting, seed, tmp)), (timing, layout.timing(setting, seed, tmp)),
-                           (scores, layout.scores(setting, seed, tmp))):
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(made, path)
-
-
 # ----------------------------------------------------------------------------------------------- reference study
 
-def reference_study(params: dict, setting: str, seed: int, features: str, originals: str | None = None) -> dict:
+def reference_study(params: dict, setting: str, seed: int, features: str, originals: str) -> dict:
     """How each attack's strength against the D-SGD original moves with the number of reference models (issue 56):
     `attack.reference_counts`' largest trained once, then RMIA and LiRA on the first k of them for each count k,
-    against every remaining client's model of the original (the mean over them). `originals`: the folder of the
-    setting's stored originals (layout.family_root), whose D-SGD one is read instead of trained again."""
+    against every remaining client's model of the original (the mean over them), read from `originals`, the folder of
+    the setting's stored originals (layout.family_root)."""
     counts = sorted(config(params)["decentralized"]["attack"]["reference_counts"])
     wide = json.loads(json.dumps(params))
     wide["common"].setdefault(params["scale"], {}).setdefault("decentralized", {}).setdefault("attack", {})[
         "reference_models"] = counts[-1]
     setup = make_setup(wide, setting, seed, features)
     judge = Judge(setup)
-    if originals is not None:
-        state = families.load("dsgd", Context(setup, None, Path(originals)))
-        fns = judge.models(families.remaining(setup, state.theta, state.clients))
-    else:
-        with tempfile.TemporaryDirectory(prefix="common-references-") as tmp:
-            orig = families.train("dsgd", Context(setup, None, Path(tmp)))
-        fns = orig.predict if orig.predict is not None else judge.models(orig.rows)
+    state = families.load("dsgd", Context(setup, None, Path(originals)))
+    fns = judge.models(families.remaining(setup, state.theta, state.clients))
     metrics = [c for name in judge.attacks for c in columns(name)[:2]]  # each attack's AUC and TPR at 1 % FPR
     rows = []
     for k in counts:
@@ -289,11 +265,8 @@ def reference_study(params: dict, setting: str, seed: int, features: str, origin
             "config": config_record(params)}  # no wall time: results are compared byte for byte (its benchmark has it)
 
 
-def step_references(params: dict, setting: str, seed: int, features: str, out: str,
-                    originals: str | None = None) -> None:
+def step_references(params: dict, setting: str, seed: int, features: str, out: str, originals: str) -> None:
     write_json(out, reference_study(params, setting, seed, features, originals))
-
-
 
 
 def method_rows(params: dict, names: list[str], setting: str = "client", seed: int | None = None,

@@ -72,28 +72,17 @@ def timing(setting, seed, root=".") -> str:
     return _at(root, f"timings/common_ground/{setting}_s{seed}.json")
 
 
-def central_method(table, name, root=".") -> str:
-    """One method's rows on a centralized table (central.py): `table` centralized | centralized_mlp."""
-    return _at(root, f"results/common_ground/parts/{table}/{name}.json")
+def central(table, method=None, root=".", kind="results") -> str:
+    """A centralized table's file (central.py; `table` centralized | centralized_mlp, `kind` results | timings):
+    one method's rows, or (no `method`) the table put together, what the report reads."""
+    return _at(root, f"{kind}/common_ground/{table if method is None else f'parts/{table}/{method}'}.json")
 
 
-def central_method_timing(table, name, root=".") -> str:
-    return _at(root, f"timings/common_ground/parts/{table}/{name}.json")
-
-
-def central_result(table, root=".") -> str:
-    """A centralized table's methods put together: what the report reads."""
-    return _at(root, f"results/common_ground/{table}.json")
-
-
-def central_timing(table, root=".") -> str:
-    return _at(root, f"timings/common_ground/{table}.json")
-
-
-def listed(dec: dict) -> list[str]:
-    """The methods configured in either setting of `common.decentralized` (`dec`), in order: each setting's result
-    names those that do not apply to it, with why (a put-together's code and params)."""
-    return list(dict.fromkeys(m for s in SETTINGS for m in dec[s]["methods"]))
+def not_applying(dec: dict, setting: str) -> list[str]:
+    """The methods another setting of `common.decentralized` (`dec`) lists that do not apply to `setting`: its result
+    names them, with why (what its put-together reads besides its own methods)."""
+    return [m for m in dict.fromkeys(m for s in SETTINGS for m in dec[s]["methods"])
+            if setting in METHODS[m].does_not_apply]
 
 
 def families_of(methods) -> list[str]:

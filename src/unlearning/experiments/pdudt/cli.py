@@ -13,7 +13,7 @@ STEPS = {  # PDUDT's own steps (steps.py) and their file arguments
     "pdudt-attack": ["--split", "--out"],
     "pdudt-gaps": ["--split", "--pretrain-dir", "--retrain-models", "--out"],
     "pdudt-evaluate": ["--methods*", "--split", "--attack", "--checkpoint"],
-    "pdudt-timing": ["--split", "--pretrain-dir", "--server-root", "--out"],
+    "pdudt-timing": ["--split", "--pretrain-dir", "--out"],
 }
 
 
@@ -90,4 +90,4 @@ def run(params: dict, a) -> None:
     elif a.step == "pdudt-evaluate":
         sp.step_evaluate(params, a.exp, a.methods, a.features, a.split, a.attack, a.checkpoint)
     elif a.step == "pdudt-timing":
-        sp.step_timing(params, a.exp, a.features, a.split, a.pretrain_dir, a.server_root, a.out)
+        sp.step_timing(params, a.exp, a.features, a.split, a.pretrain_dir, a.out)

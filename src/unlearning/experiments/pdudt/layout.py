@@ -1,13 +1,35 @@
 """Which methods a PDUDT experiment runs and where their files lie under the working directory: one place for the
 workflow's rules (workflow/rules/common.smk) and for the steps that run every method of an experiment in one job.
-Imports nothing heavy: the Snakefile reads it while it plans."""
+
+A method is a registered one (methods/), read from its declaration, or one of the paper's own rows: Origin and
+FedRecovery's original (trained, not unlearned) and perturbed retraining (Eq. 5: retraining plus noise). Retraining
+runs in the spine's `unlearn` rule (perturbed retraining starts from it); PDUDT's own D-SGD run (pretrain) is the
+original of the methods whose declared family is a D-SGD run; every other method's family trains in
+`pdudt_server` (unlearning/families/).
+"""
 
 from __future__ import annotations
 
-NOISED = ("perturbed_retrain", "pdudt", "pdudt_es", "noise_only", "fedrecovery")  # one variant per sigma
-SERVERS = ("fedrecovery", "fats", "hdus")  # baselines with a training run of their own
-UNLEARNED = (*NOISED, "fats", "hdus")  # the methods of pdudt_variants
+from ...methods import METHODS
+
+OWN_RUN = ("dsgd", "eq2")  # the families PDUDT's pretrain serves (its train.mixing decides which it is)
 CONTINUED = ("original", "retrain", "perturbed_retrain", "pdudt", "pdudt_es", "noise_only")  # checkpoint B
+SETTING_METHODS = ("original", "retrain", "pdudt", "pdudt_es")  # the settings table's rows (issue 15)
+
+
+def noised(method: str) -> bool:
+    """One variant per sigma: perturbed retraining, and every method whose block declares a sigma."""
+    return method == "perturbed_retrain" or (method in METHODS and "sigma" in (METHODS[method].params or {}))
+
+
+def has_server(method: str) -> bool:
+    """A method whose family is not PDUDT's D-SGD run: its family trains in pdudt_server."""
+    return method in METHODS and METHODS[method].original not in OWN_RUN
+
+
+def unlearned(methods: list[str]) -> list[str]:
+    """The methods of pdudt_variants: all but the originals and retraining (the spine's unlearn rule)."""
+    return [m for m in methods if m == "perturbed_retrain" or (m in METHODS and m != "retrain")]
 
 
 def evaluated(methods: list[str]) -> list[str]:
@@ -21,9 +43,13 @@ def continued(methods: list[str], subsequent_rounds: int = 1) -> list[str]:
     return [m for m in evaluated(methods) if m in CONTINUED] if subsequent_rounds else []
 
 
-def server_dir(exp: str, kind: str) -> str:
-    """A baseline's own training run (pdudt_server)."""
-    return f"artifacts/{exp}/server/{kind}"
+def server_root(exp: str) -> str:
+    return f"artifacts/{exp}/server"
+
+
+def server_dir(exp: str, method: str) -> str:
+    """A method's own training run (pdudt_server): its family's directory."""
+    return f"{server_root(exp)}/{METHODS[method].original}"
 
 
 def unlearn_dir(exp: str, method: str) -> str:
@@ -35,7 +61,7 @@ def trained_dir(exp: str, method: str) -> str:
     training run (FedRecovery, FATS, HDUS) or the D-SGD run (PDUDT, PDUDT (ES), noise only)."""
     if method == "perturbed_retrain":
         return unlearn_dir(exp, "retrain")
-    if method in SERVERS:
+    if has_server(method):
         return server_dir(exp, method)
     return f"artifacts/{exp}/pretrain"
 

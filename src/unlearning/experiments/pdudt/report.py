@@ -46,22 +46,27 @@ from ...report.compare import (
 from ...report.index import Summary
 from ...report.page import Page, select
 from ...resolved import check_inputs
+from . import layout
 
 TABLES = ("table2", "table3", "figure1", "figure2", "subsequent", "gaps", "settings", "gradient_norms", "class_curve")
-LABELS = {"original": "Origin", "original_all": "Origin (all n clients)", "retrain": "Retrain",
-          "perturbed_retrain": "Perturbed retrain", "fats": "FATS-Unl", "fedrecovery": "FedRecovery",
-          "fedrecovery_original": "FedRecovery's original (FedAvg)", "hdus": "HDUS-approx", "pdudt": "PDUDT",
-          "pdudt_es": "PDUDT (ES)", "noise_only": "Noise only (no correction)",
-          "pdudt_sum": "PDUDT with the plain sum (ablation)"}
+# the paper's rows that are not registered methods; a method's row is labelled as its declaration says (methods/)
+ROWS = {"original": "Origin", "original_all": "Origin (all n clients)", "perturbed_retrain": "Perturbed retrain",
+        "fedrecovery_original": "FedRecovery's original (FedAvg)", "pdudt_sum": "PDUDT with the plain sum (ablation)"}
 # what PDUDT's replay is, by the mixing that trained Origin (issue 37): Eq. 7 is derived for Eq. 2's gradient
 # mixing; after D-PSGD's model mixing round t's gradient reaches the others through later W's, and clients exchange
 # models, not the gradients Algorithm 2 stores, so the same formulas are a heuristic there
 REPLAY_NAME = {"model": "heuristic replay under D-PSGD", "gradient": "as printed, Eq. 2"}
 
 
-def labels(mixing: str) -> dict[str, str]:
-    """LABELS with PDUDT and PDUDT (ES) named for the replay that ran under `mixing`."""
-    return {**LABELS, "pdudt": f"PDUDT ({REPLAY_NAME[mixing]})", "pdudt_es": f"PDUDT (ES) ({REPLAY_NAME[mixing]})"}
+def labels(mixing: str | None = None) -> dict[str, str]:
+    """Every row's label: the paper's own rows' (ROWS) and each method's declared one; with `mixing`, PDUDT and
+    PDUDT (ES) named for the replay that ran under it."""
+    from ...methods import METHODS
+
+    names = {**ROWS, **{m: METHODS[m].label for m in METHODS}}
+    for m in ("pdudt", "pdudt_es") if mixing else ():
+        names[m] = f"{names[m]} ({REPLAY_NAME[mixing]})"
+    return names
 
 
 PAPER_ROW = {"original_all": "original"}   # rows compared with another row of the paper's table
@@ -74,7 +79,7 @@ TABLE2_RATIO = {"pdudt": (0.0, 1.0), "pdudt_es": (0.0, 1.0), "fedrecovery": (0.0
 # the target owns its class, the averaged model classifies that class this well
 CARRIED_PRECISION, CARRIED_AUC, CARRIED_CLASS_ACCURACY = 60.0, 60.0, 0.5
 FIGURE1_STARTS = {"default": "random", "pretrained": "pretrained"}  # experiments' settings -> Figure 1's start
-SETTING_METHODS = ("original", "original_all", "retrain", "pdudt", "pdudt_es")
+SETTING_METHODS = ("original_all", *layout.SETTING_METHODS)
 # the recorded PDUDT runs at the paper's sizes (reports/recorded/), linked where a scale leaves candidates out
 PAPER_RECORDS = ("[`pdudt_fashion_mnist`](../recorded/pdudt_fashion_mnist/) (the default and `eq2`), "
                  "[`pdudt_settings_paper`](../recorded/pdudt_settings_paper/) (model mixing and `onestep`, named "
@@ -266,13 +271,13 @@ def without_signal(table: pd.DataFrame) -> pd.DataFrame:
             continue
         o = by_key.loc[key] if key in by_key.index else None
         if o is None or (pd.isna(o.precision_mean) and pd.isna(o.auc_mean)):  # no gate to read: not judged
-            status.append(f"{NOT_TESTABLE}: {LABELS[source]} was not attacked at checkpoint {r.checkpoint} here, so "
+            status.append(f"{NOT_TESTABLE}: {labels()[source]} was not attacked at checkpoint {r.checkpoint} here, so "
                           "whether the attack has a signal to lose is unknown")
             continue
         signal = (pd.notna(o.precision_mean) and o.precision_mean >= CARRIED_PRECISION) or (
             pd.notna(o.auc_mean) and o.auc_mean >= CARRIED_AUC)
         status.append(r.status if signal else
-                      f"{UNINFORMATIVE}: {LABELS[source]} shows no attack signal at checkpoint {r.checkpoint} "
+                      f"{UNINFORMATIVE}: {labels()[source]} shows no attack signal at checkpoint {r.checkpoint} "
                       f"(precision {o.precision_mean:.1f}, AUC {o.auc_mean:.1f}; needs >= {CARRIED_PRECISION:g} or "
                       f">= {CARRIED_AUC:g})")
     return table.assign(status=status)
@@ -351,18 +356,19 @@ def figure2_table(results: list[dict], default_sigma: dict[str, float]) -> pd.Da
             continue
         before = origin.loc[(row.dataset, row.checkpoint)].client_mean_accuracy
         if before < CLASS9_VACUOUS:
-            status.append(f"vacuous: {LABELS[before_method]} has class-9 accuracy {before:.3f}")
+            status.append(f"vacuous: {labels()[before_method]} has class-9 accuracy {before:.3f}")
         else:
             status.append("collapsed" if row.client_mean_accuracy < CLASS9_COLLAPSE * before else "not collapsed")
     df["class9_status"] = status
     return df
 
 
-def figure2_verdict(f2: pd.DataFrame, target_class: int, names: dict[str, str] = LABELS) -> str:
+def figure2_verdict(f2: pd.DataFrame, target_class: int, names: dict[str, str] | None = None) -> str:
     """Figure 2's claim in words, per dataset: the target's class before unlearning, and after it at A and B for
     Retrain, PDUDT, PDUDT (ES) and the noise-only ablation, and how much of it the correction itself removes."""
     if f2.empty:
         return ""
+    names = names or labels()
     texts = []
     for d, g in f2[f2["class"] == target_class].groupby("dataset"):
         acc = {(r.method, r.checkpoint): r.client_mean_accuracy for r in g.itertuples()}
@@ -526,11 +532,12 @@ def _class_curve_plot(curve: pd.DataFrame, path: Path, cls: int) -> None:
 
 
 def _plots(fig1: pd.DataFrame, fig2: pd.DataFrame, curves: pd.DataFrame, out: Path,
-           names: dict[str, str] = LABELS) -> None:
+           names: dict[str, str] | None = None) -> None:
     import matplotlib.pyplot as plt
     import seaborn as sns
 
     style.apply()
+    names = names or labels()
     datasets = sorted(fig1.dataset.unique()) if not fig1.empty else []
     for name, plot in (("figure1", _figure1), ("figure2", _figure2), ("subsequent", _subsequent)):
         data = {"figure1": fig1, "figure2": fig2, "subsequent": curves}[name]

@@ -20,11 +20,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ... import floatmath
+from ... import families, floatmath
 from ...config import experiment_config
 from ...experiment import Setup, load_setup
 from ...files import load_metadata, load_tensors, read_json, save_tensors, write_json
-from ...history import History, HistoryWriter
+from ...history import History
 from ...methods import METHODS, Cost, TrainedState
 from ...methods.pdudt import add_noise, client_correction, client_noise
 from ...resolved import config_record
@@ -32,7 +32,6 @@ from ...seeding import generator
 from ...train.dsgd import train
 from ..common.io import load_models, write_cost
 from . import layout
-from .layout import NOISED, SERVERS
 
 log = logging.getLogger("unlearning")
 
@@ -64,43 +63,18 @@ def _state(setup: Setup, directory: str | Path) -> TrainedState:
 
 
 def step_server(params: dict, name: str, kinds: list[str], features: str, split: str) -> None:
-    """The baselines' own training runs, one job for all of `kinds` (issue 40); each in layout.server_dir."""
-    for kind in kinds:
-        _server(params, name, kind, features, split, Path(layout.server_dir(name, kind)),
-                layout.timing(name, f"server_{kind}"))
-
-
-def _server(params: dict, name: str, kind: str, features: str, split: str, out: Path, timing: str) -> None:
-    """A baseline's own training run for t1 rounds, its store under `out`/history:
-    fedrecovery: full-participation FedAvg with every client's g^t; fats: FedAvg over K sampled clients with
-    w_r and S_r; hdus: main and seed models with the seeds every client holds."""
+    """The baselines' own training runs, one job for all of `kinds` (issue 40): each method's training family
+    (unlearning/families/, its declared `original`) on the experiment's task, in layout.server_dir: its store under
+    history/, its models (models.safetensors) and cost."""
     setup = load_setup(params, name, features, split)
-    rounds, n = setup.cfg["train"]["rounds"], setup.cfg["clients"]
-    start = time.perf_counter()
-    if kind == "fedrecovery":
-        from ...methods.fedrecovery import train_server
-
-        history = HistoryWriter(out / "history", rounds, list(range(n)), setup.spec.dim,
-                                params["engine"]["history_dtype"])
-        theta, train_log = train_server(setup, rounds, history)
-        history.close()
-        clients, grad_evals = list(range(n)), train_log.grad_evals
-    elif kind == "fats":
-        from ...methods.fats import train_fats
-
-        (out / "history").mkdir(parents=True, exist_ok=True)
-        w, grad_evals = train_fats(setup, out / "history", setup.cfg["fats"]["clients_per_round"])
-        theta, clients = w.unsqueeze(0), [-1]
-    elif kind == "hdus":
-        from ...methods.hdus import train_hdus
-
-        (out / "history").mkdir(parents=True, exist_ok=True)
-        theta, grad_evals = train_hdus(setup, out / "history", setup.cfg["hdus"]["public_fraction"])
-        clients = list(range(n))
-    else:
-        raise ValueError(f"server kind {kind!r}: unknown; valid: {', '.join(SERVERS)}")
-    save_tensors(out / "models.safetensors", {"theta": theta, "clients": torch.tensor(clients)}, {"rounds": rounds})
-    write_cost(Cost(time.perf_counter() - start, grad_evals), out / "cost.json", timing)
+    ctx = families.Context(setup, lambda: setup, Path(layout.server_root(name)))  # the server schedules its mixing
+    for kind in kinds:
+        orig = families.train(METHODS[kind].original, ctx)
+        out, state = Path(layout.server_dir(name, kind)), orig.state
+        save_tensors(out / "models.safetensors", {"theta": state.theta, "clients": torch.tensor(state.clients)},
+                     {"rounds": state.rounds})
+        write_cost(Cost(orig.cost.wall_time_s, orig.cost.grad_evals), out / "cost.json",
+                   layout.timing(name, f"server_{kind}"))
 
 
 def step_variants(params: dict, name: str, methods: list[str], features: str, split: str) -> None:
@@ -121,7 +95,7 @@ def _variants(params: dict, name: str, method: str, features: str, split: str, t
     if method == "hdus":
         return _step_hdus(setup, trained_dir, out, timing)
     thetas, certificates, total = [], [], Cost(0.0, 0)
-    for sigma in cfg["sigmas"] if method in NOISED else [None]:
+    for sigma in cfg["sigmas"] if layout.noised(method) else [None]:
         if method == "perturbed_retrain":
             start = time.perf_counter()
             variants, clients, _ = load_variants(Path(trained_dir) / "models.safetensors")
@@ -135,7 +109,7 @@ def _variants(params: dict, name: str, method: str, features: str, split: str, t
         thetas.append(theta)
         certificates.append(cert)
         total = Cost(total.wall_time_s + cost.wall_time_s, 0, total.bytes_read + cost.bytes_read)
-    save_variants(out / "models.safetensors", thetas, clients, cfg["sigmas"] if method in NOISED else [None],
+    save_variants(out / "models.safetensors", thetas, clients, cfg["sigmas"] if layout.noised(method) else [None],
                   {"method": method, "certificates": certificates})
     write_cost(total, out / "cost.json", timing)
     log.info("%s: %d sigmas in %.2f s (%s)", method, len(thetas), total.wall_time_s,
@@ -521,8 +495,7 @@ def _median_time(fn, repeats: int) -> tuple[float, list[float]]:
     return statistics.median(times), times
 
 
-def step_timing(params: dict, name: str, features: str, split: str, pretrain_dir: str, server_root: str,
-                out: str) -> None:
+def step_timing(params: dict, name: str, features: str, split: str, pretrain_dir: str, out: str) -> None:
     """Table 2 the paper's way (spec 5.2), every method in this one job so that all run under the same
     conditions: PDUDT and PDUDT(ES) on the client with the largest history, from the stored history, and
     FedRecovery on the server, each a warm-up then the median of `timing.repeats`; Retrain (the t1 rounds
@@ -537,7 +510,7 @@ def step_timing(params: dict, name: str, features: str, split: str, pretrain_dir
     history = History(Path(pretrain_dir) / "history")
     client = max_history_client(history, remaining)
     row, lr, n, sigma = history.meta["clients"].index(client), cfg["train"]["lr"], cfg["clients"], cfg["default_sigma"]
-    repeats, servers = cfg["timing"]["repeats"], Path(server_root)
+    repeats = cfg["timing"]["repeats"]
 
     def pdudt_on_client(horizon: int):
         def run():
@@ -553,7 +526,7 @@ def step_timing(params: dict, name: str, features: str, split: str, pretrain_dir
         result["methods"][method] = {"seconds": median, "runs": times, "how": "median after warm-up, one client"}
     methods = cfg["methods"]
     if "fedrecovery" in methods:
-        state, fedrecovery = _state(setup, servers / "fedrecovery"), METHODS["fedrecovery"]
+        state, fedrecovery = _state(setup, layout.server_dir(name, "fedrecovery")), METHODS["fedrecovery"]
         median, times = _median_time(lambda: fedrecovery(state, setup.request, {"sigma": sigma}), repeats)
         result["methods"]["fedrecovery"] = {"seconds": median, "runs": times, "how": "median after warm-up, server"}
     if "retrain" in methods:
@@ -561,10 +534,12 @@ def step_timing(params: dict, name: str, features: str, split: str, pretrain_dir
         result["methods"]["retrain"] = {"seconds": seconds, "how": "the t1 retraining rounds, all clients in one "
                                         "process, one run"}
     if "fats" in methods:
-        seconds = METHODS["fats"](_state(setup, servers / "fats"), setup.request, cfg["fats"]).cost.wall_time_s
+        seconds = METHODS["fats"](_state(setup, layout.server_dir(name, "fats")), setup.request,
+                                  cfg["fats"]).cost.wall_time_s
         result["methods"]["fats"] = {"seconds": seconds, "how": "server rollback retraining r0 .. t1-1, one run"}
     if "hdus" in methods:
-        _, busiest, seconds = hdus.unlearn(setup, servers / "hdus" / "history", cfg["hdus"]["refit_lr"])
+        _, busiest, seconds = hdus.unlearn(setup, Path(layout.server_dir(name, "hdus")) / "history",
+                                           cfg["hdus"]["refit_lr"])
         result["methods"]["hdus"] = {"seconds": seconds, "client": busiest,
                                      "how": "ensemble re-fit on the client holding the most seeds, one run"}
     write_json(out, {**result, "config": config_record(params)})

@@ -183,16 +183,6 @@ def figure1(runs: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _paper_missing_rows(table: pd.DataFrame, missing: dict[str, str], key: str = "dataset") -> list[dict]:
-    rows = []
-    for _, p in table.iterrows():
-        name = p[key]
-        reason = missing.get(name, "not run")
-        rows.append({**{f"paper_{c}" if c not in (key, "algorithm", "rewind") else c: p[c] for c in table.columns},
-                     "status": missing_status(reason)})
-    return rows
-
-
 def table5(runs: list[dict], baselines: list[dict], missing: dict[str, str]) -> pd.DataFrame:
     rows = []
     for r in runs:
@@ -454,10 +444,6 @@ def claims(runs: list[dict], t89: pd.DataFrame, epsilon: float) -> pd.DataFrame:
             status in cl.INFORMATIVE) else met
         rows.append(cl.row(dataset, claim, measured, (status, reason), "Tables 8-9", min(gaps) - 2 * se))
     return pd.DataFrame(rows, columns=cl.COLUMNS).rename(columns={"subject": "dataset"})[CLAIM_COLUMNS]
-
-
-def _fmt(x) -> str:
-    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}"
 
 
 # ---------------------------------------------------------------------------------------------- timing

@@ -29,9 +29,7 @@ Results files are deterministic; wall times go to the timing files (learning tim
 from __future__ import annotations
 
 import logging
-import math
 import time
-from pathlib import Path
 
 import torch
 
@@ -403,12 +401,3 @@ def step_baselines(params: dict, dataset: str, seed: int, run: str, out: str, ti
     times["wall_time_s"] = time.perf_counter() - start_all
     write_json(out, result)
     write_json(timing, times)
-
-
-def check_outputs(*paths: str) -> None:
-    for p in paths:
-        Path(p).parent.mkdir(parents=True, exist_ok=True)
-
-
-def finite_or_none(x: float | None) -> float | None:
-    return x if x is not None and math.isfinite(x) else None

@@ -333,10 +333,6 @@ def draw_figure1(curves: pd.DataFrame, ablations: list[dict], out: Path, labels:
     return name
 
 
-def _method_final(a: dict, method: str) -> dict:
-    return a["baseline"]["final"] if method == "rrdu" else a["baselines"][method]["final"]
-
-
 CARRIED_MARGIN = 20.0  # points of ASR by which every original must exceed scratch's for a forgetting claim
 FLOOR_MARGIN = 3.0     # points above scratch's ASR within which a trend's point cannot move further down
 

@@ -39,9 +39,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
-from ...config import DATASET_INFO, section_config
+from ...config import section_config
 from ...data.backdoor import BackdoorClient, attack_success_rate, poison, poison_count, triggered_test_set
 from ...data.partition import partition
+from ...data.sources import DATASETS
 from ...experiment import pick_device
 from ...files import load_metadata, load_tensors, read_json, save_tensors, write_json
 from ...methods import rrdu
@@ -149,7 +150,7 @@ def make_setup(params: dict, dataset: str, seed: int, processed: str) -> Setup:
     device = pick_device(params["device"])
     if device.type != "cpu":
         log.info("rrdu: the token walk runs on the CPU tensors of this step (device %s not used)", device)
-    classes, shape, _ = DATASET_INFO[dataset]
+    classes, shape, _ = DATASETS[dataset].info
     raw = load_tensors(processed)
     x_train, y_train = raw["x_train"].float() / 255, raw["y_train"]
     x_test_all, y_test_all = raw["x_test"].float() / 255, raw["y_test"]
@@ -469,8 +470,8 @@ def rho_heuristic(setup: Setup, theta0: torch.Tensor, draws: int = 10) -> float:
     for k in range(draws):
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(setup.run_seed("rho-heuristic", k))
-            model = build_model(dataset_cfg(setup.cfg, setup.dataset)["model"], DATASET_INFO[setup.dataset][1],
-                                DATASET_INFO[setup.dataset][0])
+            model = build_model(dataset_cfg(setup.cfg, setup.dataset)["model"], DATASETS[setup.dataset].info[1],
+                                DATASETS[setup.dataset].info[0])
         flat = torch.nn.utils.parameters_to_vector(model.parameters()).detach()
         dists.append(float(torch.linalg.vector_norm(theta0 - flat)) / 3)
     return float(np.mean(dists))
