@@ -263,24 +263,6 @@ def test_bad_common_params_stop_in_one_line_naming_the_key(edit, key):
     assert "\n" not in str(err.value)
 
 
-def test_a_method_starting_from_no_training_family_stops_check_params(monkeypatch):
-    """The workflow picks a method job's original from the method's declaration: a family no module provides stops
-    the workflow before any job, naming the key and the families there are."""
-    import dataclasses
-
-    from unlearning.config import ParamsError, check_params
-    from unlearning.methods import METHODS
-
-    monkeypatch.setitem(METHODS.all(), "salun", dataclasses.replace(METHODS["salun"], original="gossip"))
-    params = yaml.safe_load((ROOT / "tests" / "config" / "tiny.yaml").read_text())
-    from unlearning.families import FAMILIES
-
-    with pytest.raises(ParamsError, match=r"common.decentralized.client.methods: 'salun' \(unlearning.methods.salun\) "
-                                          r"starts from the original 'gossip', which no training family provides; "
-                                          f"valid: {', '.join(FAMILIES.names())} "):
-        check_params(params)
-
-
 # ----------------------------------------------------------------------------------------------- decentralized
 
 from unlearning.experiments.common_ground import decentralized as dec  # noqa: E402

@@ -92,6 +92,42 @@ def test_what_a_module_declares_is_what_importing_it_declares_computed_keywords_
     assert check_params(params)  # its family exists; it applies to the client setting
 
 
+@pytest.mark.parametrize("keywords, bad", [
+    ('original="e" + "q3"', "original='eq3'"),
+    ('does_not_apply={"sampel": "typo"}', "does_not_apply={'sampel': 'typo'}"),
+    ("takes_budget=1", "takes_budget=1"),
+    ('params={"rounds": 5}', "params={'rounds': 5}"),
+])
+def test_a_declaration_the_pipeline_cannot_read_is_refused_naming_its_module_and_line(
+        keywords, bad, tmp_path, monkeypatch, capsys, plugin_scratch):
+    """A method is checked as declared, configured or not: a family no module provides, a setting that does not
+    exist, a flag that is not one, a parameter that is not a declaration; the error names the module and the line of
+    the method's function."""
+    method_module(tmp_path, monkeypatch, "unreadable", f"""
+        @register("unreadable", {keywords})
+        def unreadable(state, request, params):
+            return None
+        """)
+    err = refused(capsys, tmp_path, PARAMS)
+    assert f"method 'unreadable' (unlearning.methods.unreadable, line 3): {bad} cannot be read; valid:" in err, err
+
+
+def test_a_runner_declaring_a_model_that_is_not_one_is_refused(tmp_path, monkeypatch, capsys, plugin_scratch):
+    import unlearning.methods as package
+
+    module_in(package, tmp_path, monkeypatch, "runner", """
+        from unlearning.methods import register_central
+
+
+        @register_central("mine", model="convex", does_not_apply={"mpl": "typo"})
+        def run(bench):
+            return None
+        """)
+    err = refused(capsys, tmp_path, PARAMS)
+    assert ("centralized runner 'mine' (unlearning.methods.runner, line 5): does_not_apply={'mpl': 'typo'} cannot "
+            "be read; valid: {model: why} with the models it does not run on (mlp)") in err, err
+
+
 def test_a_name_declared_twice_is_an_error_naming_both_modules_before_any_job(tmp_path, monkeypatch, capsys,
                                                                               plugin_scratch):
     method_module(tmp_path, monkeypatch, "second_du", """

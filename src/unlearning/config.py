@@ -99,6 +99,7 @@ def plugin_schema(full: dict) -> dict:
     from .evaluate.attacks.protocol import REFERENCE_ATTACKS
     from .methods import CENTRAL, METHODS
 
+    _check_declarations()
     common = full["$defs"]["common"]["properties"]
     for setting in SETTINGS:
         common["decentralized"]["properties"][setting]["properties"]["methods"]["items"] = {"enum": METHODS.names()}
@@ -114,6 +115,24 @@ def plugin_schema(full: dict) -> dict:
         common[part]["additionalProperties"] = False  # a block no registered plugin reads is a misspelling
     full["$defs"]["dataset"] = {"enum": DATASETS.names()}  # a module of data/sources/ each
     return full
+
+
+def _check_declarations() -> None:
+    """Every registered method's declaration is one the pipeline can read: its settings, its family, its flags."""
+    from .families import FAMILIES
+    from .methods import METHODS
+
+    for name, info in METHODS.all().items():
+        bad = (f"does_not_apply={info.does_not_apply!r}" if not set(info.does_not_apply) <= set(SETTINGS) or not all(
+                   isinstance(v, str) and v for v in info.does_not_apply.values()) else
+               f"original={info.original!r}" if info.original not in FAMILIES else
+               f"takes_budget={info.takes_budget!r}" if not isinstance(info.takes_budget, bool) else
+               f"params={info.params!r}" if not isinstance(info.params or {}, dict) or not all(
+                   isinstance(v, dict) for v in (info.params or {}).values()) else None)
+        if bad:
+            raise PluginError(f"method {name!r} ({info.where}): {bad[:120]} cannot be read; valid: does_not_apply "
+                              f"{{setting: why}} with settings {', '.join(SETTINGS)}, original one of "
+                              f"{', '.join(FAMILIES.names())}, takes_budget True or False, params {{key: param(...)}}")
 
 
 def with_plugin_defaults(params: dict) -> dict:
@@ -644,7 +663,6 @@ def _check_common(cfg: dict, sglu: dict, source: str, plugins: bool = True) -> N
 
 
 def _check_common_plugins(cfg: dict, source: str) -> None:
-    from .families import FAMILIES
     from .methods import METHODS, central_runner
 
     d, budget = cfg["decentralized"], cfg["budget"]
@@ -655,10 +673,6 @@ def _check_common_plugins(cfg: dict, source: str) -> None:
             if why := info.does_not_apply.get(setting):
                 raise ParamsError(f"{source}: {key}: {method!r} does not apply to this setting ({why}); valid: a "
                                   "method that applies (its module's does_not_apply)")
-            if info.original not in FAMILIES:
-                raise ParamsError(f"{source}: {key}: {method!r} ({info.module}) starts from the original "
-                                  f"{info.original!r}, which no training family provides; valid: "
-                                  f"{', '.join(FAMILIES.names())} (unlearning/families/)")
             block = {**d.get(info.block, {}), **(budget if info.takes_budget else {})}
             if info.check is not None and (why := info.check(block, task)):
                 raise ParamsError(f"{source}: {why} ({key}: {method!r}, its module's check)")

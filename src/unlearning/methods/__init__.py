@@ -104,6 +104,12 @@ class MethodInfo:
     def block(self) -> str:
         return self.params_key or self.name
 
+    @property
+    def where(self) -> str:
+        """Where it is declared: its module and the line of its function."""
+        code = getattr(self.unlearn, "__code__", None)
+        return f"{self.module}, line {code.co_firstlineno}" if code else self.module
+
 
 METHODS = Registry("method", __name__)
 
@@ -156,6 +162,10 @@ def register_central(name: str, *, model: str, label: str | None = None, does_no
                           "of common.centralized that holds them")
 
     def wrap(fn: Callable) -> Callable:
+        if not set(does_not_apply or {}) <= set(MODELS) - {model}:
+            raise PluginError(f"centralized runner {name!r} ({fn.__module__}, line {fn.__code__.co_firstlineno}): "
+                              f"does_not_apply={does_not_apply!r} cannot be read; valid: {{model: why}} with the "
+                              f"models it does not run on ({', '.join(m for m in MODELS if m != model)})")
         CENTRAL.add((name, model), CentralInfo(name, model, fn, label or name, dict(does_not_apply or {}),
                                                fn.__module__, params_key, params, check))
         return fn
