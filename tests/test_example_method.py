@@ -31,6 +31,22 @@ def rules_run(log: str) -> dict[str, int]:
     return {m[1]: int(m[2]) for m in re.finditer(r"^(\w+)\s+(\d+)$", table, re.M) if m[1] != "total"}
 
 
+def copy_with_dry_run(tiny_run: Path, tmp_path: Path):
+    """A copy of the tiny run, and a function returning {rule: jobs} of a dry run of its whole workflow ({} when
+    nothing is out of date)."""
+    work = tmp_path / "run"
+    shutil.copytree(tiny_run, work, symlinks=True)
+    env = {**workflow_env(), "PYTHONPATH": str(work / "src")}
+
+    def dry() -> dict[str, int]:
+        out = subprocess.run([str(Path(sys.executable).parent / "snakemake"), "--cores", "1", "-n"], cwd=work,
+                             capture_output=True, text=True, env=env)
+        assert out.returncode == 0, out.stderr[-3000:]
+        return rules_run(out.stdout + out.stderr) if "Job stats:" in out.stdout + out.stderr else {}
+
+    return work, dry
+
+
 def test_the_example_package_is_run_attacked_and_judged_by_the_workflow(tiny_run, example_install, tmp_path):
     work = tmp_path / "run"
     shutil.copytree(tiny_run, work, symlinks=True)
@@ -76,16 +92,7 @@ def test_editing_one_method_module_or_its_params_reruns_its_jobs_alone(tiny_run,
     report, nothing else; touching methods/d2d.py its convex table's job and the two centralized put-togethers (the
     MLP's names why D2D does not run there); a change to SalUn's decentralized block its decentralized jobs alone. A
     change to a training family's block re-runs that family's originals and the methods that start there."""
-    work = tmp_path / "run"
-    shutil.copytree(tiny_run, work, symlinks=True)
-    env = {**workflow_env(), "PYTHONPATH": str(work / "src")}
-    snakemake = Path(sys.executable).parent / "snakemake"
-
-    def dry() -> dict[str, int]:
-        out = subprocess.run([str(snakemake), "--cores", "1", "-n"], cwd=work, capture_output=True, text=True,
-                             env=env)
-        assert out.returncode == 0, out.stderr[-3000:]
-        return rules_run(out.stdout + out.stderr) if "Job stats:" in out.stdout + out.stderr else {}
+    work, dry = copy_with_dry_run(tiny_run, tmp_path)
 
     assert dry() == {}
     downstream = {"index": 1, "all": 1}  # the front page reads the common ground's summary; the default target
@@ -120,16 +127,7 @@ def test_a_new_plugin_module_reruns_nothing_until_it_is_configured(tiny_run, tmp
     re-runs (the registries import them, but a job's inputs are the plugins it runs); the method configured in the
     client setting runs its job, both settings' put-togethers (the sample setting's names why it does not apply
     there) and the report, and trains nothing again."""
-    work = tmp_path / "run"
-    shutil.copytree(tiny_run, work, symlinks=True)
-    env = {**workflow_env(), "PYTHONPATH": str(work / "src")}
-    snakemake = Path(sys.executable).parent / "snakemake"
-
-    def dry() -> dict[str, int]:
-        out = subprocess.run([str(snakemake), "--cores", "1", "-n"], cwd=work, capture_output=True, text=True,
-                             env=env)
-        assert out.returncode == 0, out.stderr[-3000:]
-        return rules_run(out.stdout + out.stderr) if "Job stats:" in out.stdout + out.stderr else {}
+    work, dry = copy_with_dry_run(tiny_run, tmp_path)
 
     package = work / "src" / "unlearning"
     for path, heading in ((package / "methods" / "my_method.py",
