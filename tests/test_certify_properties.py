@@ -417,7 +417,7 @@ def test_r2d_analytic_epsilon_range_refuses_before_the_root_find(monkeypatch):
         raise AssertionError("ran before the refusal")
 
     with monkeypatch.context() as patch:
-        patch.setattr(r2d_noise, "brentq", never)
+        patch.setattr("scipy.optimize.brentq", never)  # imported where the root find runs
         patch.setattr(r2d_noise, "sensitivity", never)
         for eps in (1e300, 1e150, 1e20, 1.7e308):
             key = re.escape(f"epsilon = {eps:g}")
