@@ -58,7 +58,7 @@ class Context:
         return self.root / family
 
     def setup_of(self, family: str) -> Setup:
-        return self.gradient_setup() if module(family).TWIN == "gradient" else self.setup
+        return self.gradient_setup() if FAMILIES[family].twin == "gradient" else self.setup
 
 
 def remaining(setup: Setup, theta: torch.Tensor, clients: list[int]) -> torch.Tensor:

@@ -271,13 +271,13 @@ def without_signal(table: pd.DataFrame) -> pd.DataFrame:
             continue
         o = by_key.loc[key] if key in by_key.index else None
         if o is None or (pd.isna(o.precision_mean) and pd.isna(o.auc_mean)):  # no gate to read: not judged
-            status.append(f"{NOT_TESTABLE}: {labels()[source]} was not attacked at checkpoint {r.checkpoint} here, so "
+            status.append(f"{NOT_TESTABLE}: {ROWS[source]} was not attacked at checkpoint {r.checkpoint} here, so "
                           "whether the attack has a signal to lose is unknown")
             continue
         signal = (pd.notna(o.precision_mean) and o.precision_mean >= CARRIED_PRECISION) or (
             pd.notna(o.auc_mean) and o.auc_mean >= CARRIED_AUC)
         status.append(r.status if signal else
-                      f"{UNINFORMATIVE}: {labels()[source]} shows no attack signal at checkpoint {r.checkpoint} "
+                      f"{UNINFORMATIVE}: {ROWS[source]} shows no attack signal at checkpoint {r.checkpoint} "
                       f"(precision {o.precision_mean:.1f}, AUC {o.auc_mean:.1f}; needs >= {CARRIED_PRECISION:g} or "
                       f">= {CARRIED_AUC:g})")
     return table.assign(status=status)
@@ -356,7 +356,7 @@ def figure2_table(results: list[dict], default_sigma: dict[str, float]) -> pd.Da
             continue
         before = origin.loc[(row.dataset, row.checkpoint)].client_mean_accuracy
         if before < CLASS9_VACUOUS:
-            status.append(f"vacuous: {labels()[before_method]} has class-9 accuracy {before:.3f}")
+            status.append(f"vacuous: {ROWS[before_method]} has class-9 accuracy {before:.3f}")
         else:
             status.append("collapsed" if row.client_mean_accuracy < CLASS9_COLLAPSE * before else "not collapsed")
     df["class9_status"] = status
