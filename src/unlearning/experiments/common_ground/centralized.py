@@ -101,29 +101,45 @@ def canary_accuracy(w: torch.Tensor, canary: tuple[torch.Tensor, torch.Tensor]) 
 
 
 def held_out_audit(unlearned: torch.Tensor, retrained: torch.Tensor, delta: float, confidence: float,
-                   log_odds: tuple[torch.Tensor, torch.Tensor] | None = None) -> dict:
-    """The audit's bound: the threshold on the canary's loss that maximises the bound on the first half of the
-    runs, then the bound from its false positives and negatives on the second half (audit.epsilon_lower_bound);
-    beside it the Gaussian fit of the canary's log-odds that the parametric (GDP) audit bounds from (the report
-    corrects both for the table's rows): `log_odds` (unlearned, retrained) where the caller has them exactly (a
-    linear model's margins), else computed from the losses (inexact where a float32 loss rounds to 0)."""
+                   log_odds: tuple[torch.Tensor, torch.Tensor] | None = None,
+                   white_box: tuple[torch.Tensor, torch.Tensor] | None = None) -> dict:
+    """The audit's statistics (the report bounds from them at the table's corrected level): Clopper-Pearson's
+    threshold on the canary's loss that maximises the bound on the first half of the runs, and its false positives
+    and negatives on the second half (audit.epsilon_lower_bound); the black-box score's Gaussian statistics over all
+    runs (privacy/gdp_audit.py), the canary's log-odds `log_odds` (unlearned, retrained: from the logits in float64,
+    or a linear model's margins), where the caller passes them; and, where it passes them too, the
+    white-box score's (the released parameters projected on the direction between the two noiseless outputs)."""
     p, q = (-unlearned).cpu().double(), (-retrained).cpu().double()  # higher = more like the unlearned side
     half = len(p) // 2
     cut, _ = audit.best_threshold(p[:half].tolist(), q[:half].tolist(), delta, confidence)
     fp, fn = int((q[half:] >= cut).sum()), int((p[half:] < cut).sum())
     bound = audit.epsilon_lower_bound(fp, fn, len(p) - half, delta, confidence)
     finite = lambda v: v if math.isfinite(v) else None  # noqa: E731  (an interval without an upper end)
-    try:  # the parametric audit's fit, on the log-odds (the same order as the losses; privacy/gdp_audit.py)
-        odds = (log_odds if log_odds is not None else
-                (gdp_audit.log_odds(unlearned.cpu().double()), gdp_audit.log_odds(retrained.cpu().double())))
-        gdp = gdp_audit.fit(*(np.asarray(torch.as_tensor(o).cpu().double()) for o in odds))
-        fitted = gdp.as_dict()
-    except ValueError as e:
-        fitted = {"missing": str(e)}
+
+    def fitted(pair) -> dict:
+        try:
+            return gdp_audit.fit(*(np.asarray(torch.as_tensor(o).cpu().double()) for o in pair)).as_dict()
+        except ValueError as e:
+            return {"missing": str(e)}
+
+    scores = {name: fitted(pair) for name, pair in (("gdp", log_odds), ("white_box", white_box)) if pair is not None}
     return {"epsilon_lower": finite(bound.epsilon_lower), "epsilon_point": finite(bound.epsilon_point),
             "epsilon_upper": finite(bound.epsilon_upper), "false_positives": fp, "false_negatives": fn,
             "runs_per_side": len(p) - half, "threshold_runs_per_side": half, "confidence": confidence,
-            "gdp": fitted}
+            **scores}
+
+
+def white_box(noiseless: tuple[torch.Tensor, torch.Tensor] | None, *runs: torch.Tensor) -> tuple | None:
+    """The white-box score of each side's runs ([runs, P] each): projected on the unit direction from the noiseless
+    retrained output to the noiseless unlearned one (`noiseless`, [1, P] each), in float64. For a mechanism adding
+    N(0, sigma^2 I) around them it is the best test between the two sides, N(0, sigma^2) against N(gap, sigma^2)
+    exactly. None without noiseless outputs or where they coincide (nothing to project on)."""
+    if noiseless is None:
+        return None
+    v = (noiseless[0] - noiseless[1]).double()[0]
+    if not v.norm() > 0:
+        return None
+    return tuple((w.double() - noiseless[1].double()) @ (v / v.norm()) for w in runs)
 
 
 def retain_forget_descent(model: torch.nn.Module, theta: torch.Tensor, x: torch.Tensor, labels: torch.Tensor,
@@ -257,7 +273,7 @@ class Bench(CanaryTask):
         controls."""
         noise = self.output_noise(key, "output")
         self.record(key, method, sigma, self.eps, unlearned + sigma * noise[0], retrained + sigma * noise[1], grads,
-                    noiseless_gap=float((unlearned - retrained).norm()), **extra)
+                    (unlearned, retrained), noiseless_gap=float((unlearned - retrained).norm()), **extra)
         self.exact_controls(key, method, unlearned, retrained, grads, **extra)
 
     def clock(self, name: str, fn, *args):
@@ -272,7 +288,10 @@ class Bench(CanaryTask):
         return torch.randn(2, self.trials, self.d, generator=gen).to(self.device)
 
     def record(self, key: str, method: str, sigma: float, claimed: float, unlearned: torch.Tensor,
-               retrained: torch.Tensor, grads: dict, **extra) -> None:
+               retrained: torch.Tensor, grads: dict, noiseless: tuple[torch.Tensor, torch.Tensor] | None = None,
+               **extra) -> None:
+        """A row from `trials` runs a side ([trials, d] each); `noiseless` (unlearned, retrained outputs, [1, d]
+        each) where the runs are them plus Gaussian noise: the white-box score projects on their difference."""
         data, sides = self.data, (("unlearned", unlearned), ("retrained", retrained))
         self.result["methods"][key] = {
             "method": method, "sigma": sigma, "claimed_epsilon": claimed, "gradient_evaluations": grads, **extra,
@@ -280,7 +299,8 @@ class Bench(CanaryTask):
             "canary_accuracy": {side: canary_accuracy(w, data["canary"]) for side, w in sides},
             "audit": held_out_audit(*(canary_loss(w, data["canary"]) for _, w in sides), self.delta,
                                     self.c["audit_confidence"],
-                                    tuple(canary_margin(w, data["canary"]) for _, w in sides))}
+                                    tuple(canary_margin(w, data["canary"]).double() for _, w in sides),
+                                    white_box(noiseless, unlearned, retrained))}
         a = self.result["methods"][key]["audit"]
         log.info("%s: sigma %.4g; audit epsilon >= %s (point %s; FP %d, FN %d of %d) against the claimed %s",
                  key, sigma, a["epsilon_lower"], a["epsilon_point"], a["false_positives"], a["false_negatives"],
@@ -299,7 +319,7 @@ class Bench(CanaryTask):
             sigma = audit.exact_sigma(epsilon, gap, self.delta)
             noise = self.output_noise(ck, "output")
             self.record(ck, method, sigma, self.eps, unlearned + sigma * noise[0], retrained + sigma * noise[1], grads,
-                        **extra, noiseless_gap=gap,
+                        (unlearned, retrained), **extra, noiseless_gap=gap,
                         control={"multiple": multiple, "epsilon": epsilon, "basis": "exact for this pair"})
 
     def noisy_chains(self, method: str, sigma_for, step: sgd.Step, m: float, T: int) -> None:

@@ -36,19 +36,23 @@ from ...seeding import derive_seed, generator
 from ...train import checkpointed_sgd as cs
 from ...train.flat import FlatSpec
 from . import config, r2d_calibration
-from .centralized import CanaryTask, _summary, canary_data, control_key, held_out_audit
+from .centralized import CanaryTask, _summary, canary_data, control_key, held_out_audit, white_box
 
 log = logging.getLogger("unlearning")
 
 def per_run(model: torch.nn.Module, spec: FlatSpec, thetas: torch.Tensor, x: torch.Tensor, labels: torch.Tensor,
-            chunk: int = 100) -> tuple[torch.Tensor, torch.Tensor]:
-    """Each run's (row's) cross-entropy and correctness on (x, labels): [runs, len(x)] each."""
+            chunk: int = 100) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Each run's (row's) cross-entropy, correctness and log-odds of the true label on (x, labels): [runs, len(x)]
+    each; the log-odds from the logits in float64, z_y - logsumexp of the others (no softmax to saturate)."""
     def one(flat):
         logits = functional_call(model, spec.unflatten(flat), (x,))
-        return F.cross_entropy(logits, labels, reduction="none"), (logits.argmax(1) == labels).float()
+        z = logits.double()
+        true = z.gather(1, labels[:, None])[:, 0]
+        others = z.scatter(1, labels[:, None], -torch.inf).logsumexp(1)
+        return F.cross_entropy(logits, labels, reduction="none"), (logits.argmax(1) == labels).float(), true - others
 
     parts = [vmap(one)(thetas[i:i + chunk]) for i in range(0, len(thetas), chunk)]
-    return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
+    return tuple(torch.cat([p[k] for p in parts]) for k in range(3))
 
 
 @dataclass
@@ -156,9 +160,10 @@ class MlpBench(CanaryTask):
         self.seconds["r2d calibration"] = time.perf_counter() - start
 
     def record(self, key: str, method: str, sigma: float, claimed: float | None, unlearned: torch.Tensor,
-               retrained: torch.Tensor, grads: dict, **extra) -> None:
+               retrained: torch.Tensor, grads: dict, noiseless: tuple[torch.Tensor, torch.Tensor] | None = None,
+               **extra) -> None:
         """A row from `trials` runs a side (flat models, [trials, P] each): test and canary accuracy and the
-        audit."""
+        audit (its white-box score on `noiseless`, centralized.Bench.record)."""
         runs = {"unlearned": unlearned, "retrained": retrained}
         canary_loss = {s: per_run(self.net, self.spec, w, self.x[self.canary:], self.labels[self.canary:])
                        for s, w in runs.items()}
@@ -169,7 +174,9 @@ class MlpBench(CanaryTask):
             "test_accuracy": {s: _summary(t) for s, t in test.items()},
             "canary_accuracy": {s: float(v[1].mean()) for s, v in canary_loss.items()},
             "audit": held_out_audit(canary_loss["unlearned"][0][:, 0], canary_loss["retrained"][0][:, 0],
-                                    self.delta, self.central["audit_confidence"])}
+                                    self.delta, self.central["audit_confidence"],
+                                    (canary_loss["unlearned"][2][:, 0], canary_loss["retrained"][2][:, 0]),
+                                    white_box(noiseless, unlearned, retrained))}
         a = self.result["methods"][key]["audit"]
         log.info("mlp %s: sigma %.4g (gap %s); audit epsilon >= %s (FP %d, FN %d of %d)", key, sigma,
                  extra.get("noiseless_gap"), a["epsilon_lower"], a["false_positives"], a["false_negatives"],
@@ -180,7 +187,7 @@ class MlpBench(CanaryTask):
         noise = torch.randn(2, self.trials, self.spec.dim,
                             generator=generator(self.seed, "common", "mlp", key, "output")).to(self.device)
         self.record(key, method, sigma, self.eps, unlearned + sigma * noise[0], retrained + sigma * noise[1], grads,
-                    noiseless_gap=float((unlearned - retrained).norm()), **extra)
+                    (unlearned, retrained), noiseless_gap=float((unlearned - retrained).norm()), **extra)
 
     def publish(self, key: str, method: str, sigma: float, unlearned: torch.Tensor, retrained: torch.Tensor,
                 grads: dict, **extra) -> None:

@@ -5,6 +5,7 @@ with why, never left out silently."""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from pathlib import Path
@@ -74,7 +75,7 @@ REMOVAL_MARGIN = 0.005
 
 
 VIOLATED, NOT_FAULTED = audit.VIOLATED, audit.NOT_FAULTED
-AUDITED = f"({VIOLATED}|{NOT_FAULTED}|{UNINFORMATIVE}): (exact|audit|GDP audit)"  # an audit row's status (not missing)
+AUDITED = f"({VIOLATED}|{NOT_FAULTED}|{UNINFORMATIVE}): (exact|audit|GDP audit|white-box GDP audit)"  # an audit row's status (not missing)
 
 
 def centralized_table(result: dict, timing: dict) -> pd.DataFrame:
@@ -177,42 +178,64 @@ def control_epsilon(key: str, m: dict) -> float | None:
 
 
 def row_audit(m: dict, delta: float, rows: int, power: bool = True) -> dict:
-    """Which audit judges a row, at the table's corrected level (1 - alpha / rows), and its bound: the GDP audit
-    (privacy/gdp_audit.py) where the row's scores fit Gaussians with one variance, else Clopper-Pearson, the
-    fallback, with the reason (`gdp_fit`). With `power`, each audit's probability of faulting a Gaussian mechanism
-    at 2x and 4x the claim in this design (GDP's exact, Clopper-Pearson's simulated), and, where GDP's at 2x is
-    below 0.9, about how many runs a side would reach it."""
+    """Which audit judges a row, at the table's corrected level (1 - alpha / rows), and its bound
+    (privacy/gdp_audit.py). A Gaussian pair (the method adds N(0, sigma^2 I) around two noiseless outputs) is judged
+    by the parametric bound on its white-box score, exactly Gaussian there. Any other row's parametric bound (on the
+    black-box log-odds) faults only where Clopper-Pearson's, valid for any distribution, does too; without a fit,
+    Clopper-Pearson alone judges. Each fit's measured separation (`*_mu`, `*_ratio`) and shape check (`*_fit`).
+    The power of the judging audit as it runs: `power_as_run` at the judging score's own measured separation (with
+    its 95 % range), and, with `power`, `power_2x` / `power_4x` at the separation of a Gaussian mechanism 2x / 4x
+    the claim (the best test's), with `runs_for_power_2x` where the first is below POWER_TARGET."""
     a, claim = m["audit"], m["claimed_epsilon"]
     level = 1 - (1 - a["confidence"]) / rows
     cp = audit.epsilon_lower_bound(a["false_positives"], a["false_negatives"], a["runs_per_side"], delta,
                                    level).epsilon_lower
-    out = {"cp_bound": cp, "bound": cp, "name": "audit", "gdp_epsilon_corrected": None}
-    fitted = a.get("gdp")
+    out = {"cp_bound": cp, "bound": cp, "name": "audit", "gdp_epsilon_corrected": None,
+           "white_box_epsilon_corrected": None}
     if claim is None:
         out["gdp_fit"] = "none: no claim to audit"
-    elif fitted is None:
-        out["gdp_fit"] = "none: this result was written before the GDP audit (Clopper-Pearson judges it)"
-    elif "missing" in fitted:
-        out["gdp_fit"] = f"none: {fitted['missing']} (Clopper-Pearson judges it)"
-    else:
-        fit = gdp_audit.GaussianFit.from_dict(fitted)
-        out["gdp_epsilon_corrected"] = gdp_audit.epsilon_lower(fit, delta, level)
-        out["score_mu"] = fit.mu_point  # how far apart the score puts the two sides, in standard deviations
-        out["gdp_fit"] = fit.check() + ("" if fit.gaussian else ": Clopper-Pearson judges it")
-        if fit.gaussian:
-            out.update(bound=out["gdp_epsilon_corrected"], name="GDP audit")
-    if "control" in m:  # a control's mechanism mu: what the score's mu would be were the score its best test
+        return out
+    fits = {}
+    for score, key in (("gdp", "gdp"), ("white_box", "white_box")):
+        fitted = a.get(key)
+        if fitted is None:
+            continue
+        if "missing" in fitted:
+            out[f"{score}_fit"] = f"none: {fitted['missing']}"
+        elif "mean_diff" not in fitted:
+            out[f"{score}_fit"] = "none: written before the audit of all runs (its statistics are the second half's)"
+        else:
+            fit = fits[score] = gdp_audit.GaussianFit.from_dict(fitted)
+            out[f"{score}_epsilon_corrected"] = gdp_audit.epsilon_lower(fit, delta, level).epsilon
+            out[f"{score}_mu"], out[f"{score}_ratio"], out[f"{score}_fit"] = fit.mu_point, fit.ratio, fit.check()
+    pair = exact_pair_epsilon(m, delta) is not None and "white_box" in fits
+    judge, robust = ("white_box", False) if pair else ("gdp", True) if "gdp" in fits else (None, True)
+    if judge == "white_box":
+        out.update(bound=out["white_box_epsilon_corrected"], name="white-box GDP audit")
+    elif judge == "gdp":
+        out.update(bound=min(out["gdp_epsilon_corrected"], cp), name="GDP audit with Clopper-Pearson agreeing")
+    if "control" in m:  # a control's mechanism mu: what a score that is its best test would measure
         out["mechanism_mu"] = gdp_audit.mu_for_epsilon(m["control"]["epsilon"], delta)
-    if power and claim:
-        runs = a["runs_per_side"] + a.get("threshold_runs_per_side", a["runs_per_side"])
+    runs = a["runs_per_side"] + a.get("threshold_runs_per_side", a["runs_per_side"])
+    if judge is not None:
+        fit = fits[judge]
+        se = 1.96 * math.sqrt(2 / fit.runs + fit.mu_point ** 2 / (4 * fit.runs))
+        out["power_as_run"], out["power_as_run_low"], out["power_as_run_high"] = (
+            _power(abs(fit.mu_point) + k * se, runs, claim, delta, level, fit.ratio, robust) for k in (0, -1, 1))
+    if power:
         for k in POWER_MULTIPLES:
-            mu = gdp_audit.mu_for_epsilon(k * claim, delta)
-            out[f"gdp_power_{k:g}x"] = gdp_audit.gdp_power(mu, runs, claim, delta, level)
-            out[f"cp_power_{k:g}x"] = gdp_audit.cp_power(mu, runs, claim, delta, level)
+            out[f"power_{k:g}x"] = _power(gdp_audit.mu_for_epsilon(k * claim, delta), runs, claim, delta, level,
+                                          1.0, robust)
         mu2 = gdp_audit.mu_for_epsilon(POWER_MULTIPLES[0] * claim, delta)
-        out["gdp_runs_for_power_2x"] = (gdp_audit.runs_for_power(mu2, claim, delta, level)
-                                       if out[f"gdp_power_{POWER_MULTIPLES[0]:g}x"] < POWER_TARGET else None)
+        out["runs_for_power_2x"] = (gdp_audit.runs_for_power(mu2, claim, delta, level, POWER_TARGET)
+                                    if out[f"power_{POWER_MULTIPLES[0]:g}x"] < POWER_TARGET and not robust else None)
     return out
+
+
+@functools.lru_cache(maxsize=None)
+def _power(mu: float, runs: int, claim: float, delta: float, level: float, ratio: float, robust: bool) -> float:
+    """gdp_audit.power at a separation (0 below 0: a range's low end), once per distinct design."""
+    return gdp_audit.power(max(mu, 0.0), runs, claim, delta, level, ratio, robust)
 
 
 POWER_MULTIPLES = (2.0, 4.0)  # the mechanisms whose faulting the power columns give: 2x and 4x the claim
@@ -537,17 +560,17 @@ def dec_views(attacks: list[str]) -> tuple:
             ("Attacks", ["method", "loss_threshold_auc", *attacks]),
             ("Certificate and audit", ["method", "claimed_epsilon", "audit"]),
             ("Cost", ["method", "gradient_evaluations", "bytes_read", "communication_floats", "unlearn_s"]))
-TEXT_COLUMNS = ("status", "audit", "gdp_fit")  # long verdicts: the table shows their first words, a note the rest
+TEXT_COLUMNS = ("status", "audit", "gdp_fit", "white_box_fit")  # long verdicts: the table shows their first words, a note the rest
 # the centralized tables' views (the convex and the MLP one)
 CENTRAL_VIEWS = (("Certificate and utility", ["method", "control_epsilon", "claimed_epsilon", "sigma", "sensitivity",
                                               "noiseless_gap", "test_acc_unlearned", "test_acc_retrained",
                                               "canary_acc_unlearned", "canary_acc_retrained"]),
                  ("Audit", ["method", "exact_epsilon", "audit_epsilon_lower", "audit_epsilon_corrected",
-                            "audit_epsilon_point", "threshold_epsilon_upper", "gdp_epsilon_corrected", "audit_runs",
-                            "status"]),
-                 ("The audits' power (faulting a Gaussian mechanism at 2x / 4x the claim)",
-                  ["method", "cp_power_2x", "cp_power_4x", "gdp_power_2x", "gdp_power_4x", "gdp_runs_for_power_2x",
-                   "score_mu", "mechanism_mu", "gdp_fit"]),
+                            "audit_epsilon_point", "threshold_epsilon_upper", "white_box_epsilon_corrected",
+                            "gdp_epsilon_corrected", "audit_runs", "status"]),
+                 ("The judging audit's power: as run (this row's measured separation) and at 2x / 4x the claim",
+                  ["method", "power_as_run", "power_as_run_low", "power_as_run_high", "power_2x", "power_4x",
+                   "runs_for_power_2x", "white_box_mu", "gdp_mu", "mechanism_mu", "white_box_fit", "gdp_fit"]),
                  ("Cost", ["method", "grads_unlearning", "grads_retraining", "unlearn_s", "retrain_s"]))
 def original_views(attacks: list[str]) -> tuple:
     return (("Utility and memorisation", ["key", "setting", "trained_by", "seeds", "test_accuracy", "forget_accuracy",
@@ -757,18 +780,22 @@ def write_report(params: dict, centralized: str | None, timing: str | None, mlp:
         "audit_epsilon_corrected: the bound with a Bonferroni correction over the table's audited rows that are not "
         "controls (each control at the same level); "
         "threshold_epsilon_upper bounds the epsilon this threshold's rates imply, not the mechanism's. "
-        "gdp_epsilon_corrected: the parametric audit's bound at the same level (privacy/gdp_audit.py: the canary's "
-        "log-odds fitted as two Gaussians with one variance, a one-sided noncentral-t bound on mu = Delta / sigma, "
-        "its epsilon at delta; Nasr et al. 2023's GDP audit); it judges a row where the fit passes (gdp_fit), else "
-        "Clopper-Pearson does and the row says so. cp_power and gdp_power at 2x / 4x: the probability that each audit "
-        "as run (these runs, this split, this correction) faults a Gaussian mechanism at 2x / 4x the claim (GDP's "
-        "exact, Clopper-Pearson's over 200 simulated audits); gdp_runs_for_power_2x: about how many runs a side the "
-        "GDP audit needs to fault the 2x mechanism with probability 0.9, where these runs fall short. The power "
-        "assumes a score that is the mechanism's best test; the canary's log-odds sees only the part of the two "
-        "outputs' gap along the canary, so it can be weaker: score_mu is how many standard deviations apart the "
-        "score puts the two sides (fitted), mechanism_mu, for a control, how many its best test would (mu of a "
-        "Gaussian mechanism at the control's epsilon); a control whose score_mu falls short of its mechanism_mu is "
-        "missed for the score's sake, not the audit's. Verdicts: "
+        "white_box_epsilon_corrected and gdp_epsilon_corrected: the parametric audit's bound at the same level "
+        "(privacy/gdp_audit.py, after Nasr et al. 2023's GDP audit; from all runs, both tails: the larger of a bound "
+        "from the two sides' mean difference and one from their spread, each at alpha / 2) on two scores: the "
+        "white-box score projects each released model on the direction between the two noiseless outputs (exactly "
+        "Gaussian where the method adds Gaussian noise around them: that bound judges such a row, a Gaussian pair), "
+        "the black-box one is the canary's log-odds (the attacker's view, beside it). A row that is not a Gaussian "
+        "pair (a noisy chain, an accountant's epsilon) is faulted only where Clopper-Pearson's bound, valid for any "
+        "distribution, agrees, since a Gaussian fit of 500 runs cannot check the tail that epsilon at this delta "
+        "reads. power_as_run: the probability that the judging audit as run (these runs, this correction, the "
+        "agreement rule) faults the claim when the judging score's two sides are as far apart as measured here "
+        "(Gaussian, with its 95 % range from the measurement's error); power_2x / power_4x: the same at the "
+        "separation of a Gaussian mechanism 2x / 4x the claim seen through its best test (simulated audits); "
+        "runs_for_power_2x: the runs a side the parametric audit needs to reach 0.9 at 2x, where these fall short. "
+        "white_box_mu and gdp_mu: how many pooled standard deviations apart each score puts the two sides; "
+        "mechanism_mu, for a control, how many the mechanism's best test does; a black-box score far short of it "
+        "sees little of the two outputs' gap. Verdicts: "
         "violated (the exact epsilon or the corrected bound above the claim), not faulted (neither, with the exact "
         "epsilon or an audit that faults one of the method's controls), uninformative (neither: the audit has shown no "
         "power; or the noiseless output is retraining's, gap 0, so the exact epsilon is 0 by construction).")
@@ -908,7 +935,8 @@ def plain_summary(tables: dict[str, pd.DataFrame], centralized: dict[str, pd.Dat
 
 
 AUDIT_COLUMNS = ["method", "control_epsilon", "claimed_epsilon", "sigma", "test_acc_unlearned", "exact_epsilon",
-                 "audit_epsilon_corrected", "gdp_epsilon_corrected", "gdp_power_2x", "audit_runs", "status"]
+                 "audit_epsilon_corrected", "white_box_epsilon_corrected", "gdp_epsilon_corrected", "power_as_run",
+                 "power_2x", "audit_runs", "status"]
 FRONT_COLUMNS = ["method", "test_accuracy", "forget_accuracy", "memorisation_gap", "rmia_tpr_at_1pct_fpr",
                  "gradient_evaluations", "claimed_epsilon", "status"]
 
