@@ -37,7 +37,7 @@ STATE = "state.safetensors"  # in a family's directory, beside what its training
 class Original:
     state: TrainedState
     cost: Cost
-    predict: list | None = None  # per remaining client, x -> probabilities, where the models are not rows of theta
+    predict: list | None = None  # per remaining client, x -> logits or log-probabilities (not rows of theta)
     rows: torch.Tensor | None = None  # else: the models judged (stacked flat rows of the remaining clients)
 
 

@@ -66,7 +66,7 @@ class Unlearned:
     clients: list[int]
     cost: Cost
     certificate: dict = field(default_factory=dict)
-    # per remaining client, x -> class probabilities, where its model is not a row of `theta` (an ensemble)
+    # per remaining client, x -> class logits or log-probabilities, where its model is not a row of `theta`
     predict: list[Callable[[torch.Tensor], torch.Tensor]] | None = None
 
 

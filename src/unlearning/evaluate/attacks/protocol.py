@@ -20,12 +20,13 @@ READABLE = ("AUC", "TPR at 1 % FPR", "TPR at 0.1 % FPR")
 @dataclass(frozen=True)
 class References:
     """What a reference-model attack is fitted on (the common ground's judge; issue 55): the references' true-label
-    probabilities of the candidates (`p_ref` [k, n]) and of the population samples (`p_ref_pop` [k, m]), which
+    log-odds of the candidates (`phi_ref` [k, n]) and of the population samples (`phi_ref_pop` [k, m]), which
     reference trained on which (`cand_member` [k, n], None offline; `pop_member` [k, m]) and RMIA's offline
-    constant `a` (None: online)."""
+    constant `a` (None: online). A true-label log-odds is phi = z_y - logsumexp of the other logits, in float64
+    from the logits (`log_odds`): the probability is expit(phi), exactly, and no softmax saturates it."""
 
-    p_ref: np.ndarray
-    p_ref_pop: np.ndarray
+    phi_ref: np.ndarray
+    phi_ref_pop: np.ndarray
     cand_member: np.ndarray | None
     pop_member: np.ndarray
     a: float | None = None
@@ -33,8 +34,8 @@ class References:
 
 @dataclass(frozen=True)
 class Fitted:
-    """A reference-model attack fitted on one set of references: `score(p_cand, p_pop)` turns a target model's
-    true-label probabilities of the candidates [n] and of the population [m] into n membership scores (higher =
+    """A reference-model attack fitted on one set of references: `score(phi_cand, phi_pop)` turns a target model's
+    true-label log-odds of the candidates [n] and of the population [m] into n membership scores (higher =
     member); `describe` says how it ran, for the result file ("" for nothing to add)."""
 
     score: Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -47,6 +48,17 @@ class ReferenceAttack:
     label: str
     fit: Callable[[References], Fitted]
     module: str
+
+
+def log_odds(logits, labels) -> np.ndarray:
+    """Each row's true-label log-odds from its logits ([n, classes], any float type; labels [n]), in float64:
+    z_y - logsumexp of the other classes' logits (their max subtracted first, so nothing overflows)."""
+    z = np.asarray(logits, np.float64)
+    rows, y = np.arange(len(z)), np.asarray(labels).astype(np.int64)
+    others = z.copy()
+    others[rows, y] = -np.inf
+    top = others.max(1)
+    return z[rows, y] - (top + np.log(np.exp(others - top[:, None]).sum(1)))
 
 
 REFERENCE_ATTACKS = Registry("attack", "unlearning.evaluate.attacks")

@@ -22,6 +22,7 @@ and `metrics` are its parts.
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import expit
 
 from ..roc import roc_auc, roc_curve
 from .protocol import Fitted, References, reference_attack
@@ -174,8 +175,10 @@ class RMIA:
 @reference_attack("rmia", label="RMIA")
 def fit_reference_attack(refs: References) -> Fitted:
     """The common ground's RMIA: Pr(z) from the references' population probabilities, online (each candidate's IN
-    and OUT references) or offline (eq. 10 at the tuned `a`)."""
-    model = RMIA(DEFAULT_A if refs.a is None else refs.a).fit({"p_ref_pop": refs.p_ref_pop,
+    and OUT references) or offline (eq. 10 at the tuned `a`); probabilities are expit of the log-odds (float64)."""
+    model = RMIA(DEFAULT_A if refs.a is None else refs.a).fit({"p_ref_pop": expit(refs.phi_ref_pop),
                                                                "pop_member": refs.pop_member})
-    return Fitted(lambda p_cand, p_pop: model.member_scores({"p_target": p_cand, "p_ref": refs.p_ref,
-                                                             "ref_member": refs.cand_member, "p_target_pop": p_pop}))
+    p_ref = expit(refs.phi_ref)
+    return Fitted(lambda phi_cand, phi_pop: model.member_scores({"p_target": expit(phi_cand), "p_ref": p_ref,
+                                                                 "ref_member": refs.cand_member,
+                                                                 "p_target_pop": expit(phi_pop)}))

@@ -71,11 +71,11 @@ def scores(setup: Setup, rows: torch.Tensor | None, predict: list | None, canari
     """Each canary's mean log-probability of its wrong label over the models (rows or prediction functions)."""
     x = setup.data.x[canaries["index"].to(setup.data.x.device)]
     if predict is not None:
-        probs = [f(x) for f in predict]
+        logits = [f(x) for f in predict]
     else:
-        probs = [torch.cat(list(logits_in_batches(setup, row, x))).softmax(1) for row in rows]
+        logits = [torch.cat(list(logits_in_batches(setup, row, x))) for row in rows]
     wrong = canaries["wrong"].long()
-    logp = [torch.log(p.double().cpu().gather(1, wrong[:, None])[:, 0].clamp_min(1e-300)) for p in probs]
+    logp = [z.double().cpu().log_softmax(1).gather(1, wrong[:, None])[:, 0] for z in logits]
     return torch.stack(logp).mean(0).numpy()
 
 

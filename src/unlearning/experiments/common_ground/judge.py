@@ -9,11 +9,12 @@ import copy
 
 import numpy as np
 import torch
+from scipy.special import expit
 
 from ... import floatmath
 from ...evaluate.attacks import rmia
 from ...evaluate.attacks.loss_threshold import loss_threshold_auc
-from ...evaluate.attacks.protocol import REFERENCE_ATTACKS, References, columns
+from ...evaluate.attacks.protocol import REFERENCE_ATTACKS, References, columns, log_odds
 from ...evaluate.attacks.references import train_references
 from ...evaluate.attacks.shadow import stratified_halves, train_shadows
 from ...evaluate.forward import logits_in_batches
@@ -24,7 +25,7 @@ from ...seeding import generator
 
 class Judge:
     """Test and forget accuracy, the loss-threshold attack and the reference-model attacks of `attack.scores` (each
-    fitted on the same references), for any list of per-client probability functions; the reference models are
+    fitted on the same references), for any list of per-client logit functions; the reference models are
     trained once per setup (`attack.references`):
 
     - online (RMIA as its paper runs it): `reference_models` references trained by the target's own D-SGD recipe
@@ -62,11 +63,12 @@ class Judge:
         self.x_out, self.y_out = setup.x_test[eval_idx.to(setup.device)], setup.y_test.cpu()[eval_idx]
         self._refs = self._train(pop_idx) if references is None else self._checked(references)
         r = {k: v.numpy() for k, v in self._refs.items()}
-        self.p_ref, p_ref_pop, pop_member = r["p_ref"], r["p_ref_pop"], r["pop_member"]
+        self.phi_ref, phi_ref_pop, pop_member = r["phi_ref"], r["phi_ref_pop"], r["pop_member"]
         self.cand_member = r["cand_member"] if self.mode == "online" else None
         self.reference_accuracy = r["reference_accuracy"].tolist()
-        self.a, self.a_auc = rmia.tune_a(p_ref_pop, pop_member) if self.mode == "offline" else (None, None)
-        self.p_ref_pop, self.pop_member = p_ref_pop, pop_member
+        self.a, self.a_auc = (rmia.tune_a(expit(phi_ref_pop), pop_member) if self.mode == "offline" else
+                              (None, None))
+        self.phi_ref_pop, self.pop_member = phi_ref_pop, pop_member
         if "scores" not in a:
             raise KeyError("common.decentralized.attack.scores: missing; valid: a list of reference-model attacks "
                            "holding rmia (params.yaml ships [rmia, lira])")
@@ -78,11 +80,11 @@ class Judge:
 
     def _fit(self) -> None:
         """Every attack fitted on this judge's references."""
-        refs = References(self.p_ref, self.p_ref_pop, self.cand_member, self.pop_member, self.a)
+        refs = References(self.phi_ref, self.phi_ref_pop, self.cand_member, self.pop_member, self.a)
         self.fitted = {name: attack.fit(refs) for name, attack in self.attacks.items()}
 
     def _train(self, pop_idx: torch.Tensor) -> dict[str, torch.Tensor]:
-        """The references' true-class probabilities on the candidates and the population, their memberships and
+        """The references' true-class log-odds on the candidates and the population, their memberships and
         train accuracies (online: trained here by the target's recipe; offline: shadow models)."""
         setup, a = self.setup, self.setup.cfg["attack"]
         x_cand, y_cand = torch.cat([self.x_forget, self.x_out]), torch.cat([self.y_forget, self.y_out])
@@ -97,15 +99,15 @@ class Judge:
             thetas = refs["shadow_theta"]
             out = {"pop_member": refs["shadow_trained_on"][:, pop_idx],
                    "reference_accuracy": torch.as_tensor(refs["shadow_train_accuracy"], dtype=torch.float64)}
-        out["p_ref"] = torch.from_numpy(np.stack([self._true(self._flat(t), x_cand, y_cand) for t in thetas]))
-        out["p_ref_pop"] = torch.from_numpy(np.stack([self._true(self._flat(t), self.x_pop, self.y_pop)
-                                                      for t in thetas]))
+        out["phi_ref"] = torch.from_numpy(np.stack([self._true(self._flat(t), x_cand, y_cand) for t in thetas]))
+        out["phi_ref_pop"] = torch.from_numpy(np.stack([self._true(self._flat(t), self.x_pop, self.y_pop)
+                                                        for t in thetas]))
         return out
 
     def _checked(self, refs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """Stored references, checked against this setup's candidates and population."""
         n_cand, n_pop = len(self.y_forget) + len(self.y_out), len(self.y_pop)
-        need = {"p_ref": n_cand, "p_ref_pop": n_pop, "pop_member": n_pop,
+        need = {"phi_ref": n_cand, "phi_ref_pop": n_pop, "pop_member": n_pop,
                 **({"cand_member": n_cand} if self.mode == "online" else {})}
         for key, n in need.items():
             if key not in refs or refs[key].shape[-1] != n:
@@ -120,15 +122,15 @@ class Judge:
     def with_references(self, k: int) -> "Judge":
         """This judge with its first `k` references only (complementary pairs: the first k of a larger set are
         the k a run with `reference_models: k` trains), RMIA refitted on them (offline: `a` tuned again)."""
-        if not 2 <= k <= len(self.p_ref) or k % 2:
+        if not 2 <= k <= len(self.phi_ref) or k % 2:
             raise ValueError(f"common.decentralized.attack.reference_counts: {k}; valid: even numbers from 2 to "
-                             f"reference_models' largest, {len(self.p_ref)}")
+                             f"reference_models' largest, {len(self.phi_ref)}")
         sub = copy.copy(self)
-        sub.p_ref, sub.p_ref_pop = self.p_ref[:k], self.p_ref_pop[:k]
+        sub.phi_ref, sub.phi_ref_pop = self.phi_ref[:k], self.phi_ref_pop[:k]
         sub.cand_member = None if self.cand_member is None else self.cand_member[:k]
         sub.pop_member = self.pop_member[:k]
         if self.mode == "offline":
-            sub.a, sub.a_auc = rmia.tune_a(sub.p_ref_pop, sub.pop_member)
+            sub.a, sub.a_auc = rmia.tune_a(expit(sub.phi_ref_pop), sub.pop_member)
         sub._fit()
         sub.scores = {}
         return sub
@@ -136,7 +138,7 @@ class Judge:
     def describe(self) -> dict:
         """What the attacks were, for the result file: the references, each attack's own description (LiRA's
         variance) and the attacks run, in their order (`attacks`)."""
-        return {"references": self.mode, "reference_models": len(self.p_ref), "a": self.a,
+        return {"references": self.mode, "reference_models": len(self.phi_ref), "a": self.a,
                 **{name: f.describe for name, f in self.fitted.items() if f.describe}, "a_mean_auc": self.a_auc,
                 "members": len(self.y_forget), "nonmembers": len(self.y_out),
                 "population": len(self.y_pop), "reference_train_accuracy": self.reference_accuracy,
@@ -155,24 +157,26 @@ class Judge:
 
     def _flat(self, theta: torch.Tensor):
         setup = self.setup
-        return lambda x: torch.cat(list(logits_in_batches(setup, theta.to(setup.device), x))).softmax(1).cpu()
+        return lambda x: torch.cat(list(logits_in_batches(setup, theta.to(setup.device), x))).cpu()
 
     @staticmethod
-    def _true(probs_fn, x: torch.Tensor, y: torch.Tensor) -> np.ndarray:
-        return probs_fn(x).double().gather(1, y.long()[:, None])[:, 0].numpy()
+    def _true(logits_fn, x: torch.Tensor, y: torch.Tensor) -> np.ndarray:
+        """The true-label log-odds (protocol.log_odds, float64) of a model on (x, y)."""
+        return log_odds(logits_fn(x).numpy(), y.numpy())
 
     def models(self, theta: torch.Tensor) -> list:
-        """One probability function per row of stacked flat models."""
+        """One logit function per row of stacked flat models."""
         return [self._flat(row) for row in theta]
 
-    def one(self, probs_fn) -> dict:
-        """The metrics of one model (a function x -> softmax probabilities on the CPU)."""
+    def one(self, logits_fn) -> dict:
+        """The metrics of one model (a function x -> logits on the CPU)."""
         s = self.setup
         y_test = s.y_test.cpu()
-        p_test, p_forget = probs_fn(s.x_test), probs_fn(self.x_forget)
+        p_test, p_forget = logits_fn(s.x_test).softmax(1), logits_fn(self.x_forget).softmax(1)
         nll = lambda p, y: -floatmath.log(p.gather(1, y.long()[:, None])[:, 0].clamp_min(1e-12))  # noqa: E731
-        p_cand = np.r_[self._true(probs_fn, self.x_forget, self.y_forget), self._true(probs_fn, self.x_out, self.y_out)]
-        p_pop = self._true(probs_fn, self.x_pop, self.y_pop)
+        phi_cand = np.r_[self._true(logits_fn, self.x_forget, self.y_forget),
+                         self._true(logits_fn, self.x_out, self.y_out)]
+        phi_pop = self._true(logits_fn, self.x_pop, self.y_pop)
         members = len(self.y_forget)
         predicted = p_test.argmax(1)
         out = {"test_accuracy": float((predicted == y_test).float().mean()),
@@ -181,7 +185,7 @@ class Judge:
                "loss_threshold_auc": loss_threshold_auc(nll(p_forget, self.y_forget)[self.pairs[0]],
                                                         nll(p_test, y_test)[self.pairs[1]])}
         for name, fitted in self.fitted.items():  # protocol.COLUMNS: AUC, TPR at 1 % and at 0.1 % FPR
-            score = fitted.score(p_cand, p_pop)
+            score = fitted.score(phi_cand, phi_pop)
             m = rmia.metrics(score[:members], score[members:])
             auc, tpr1, tpr01 = columns(name)
             out.update({auc: m["auc"], tpr1: m["tpr_at_0.01_fpr"],
@@ -190,11 +194,11 @@ class Judge:
                 out["scores"] = score
         return out
 
-    def __call__(self, probs_fns: list, key: str) -> dict:
+    def __call__(self, logits_fns: list, key: str) -> dict:
         """The mean over the remaining clients' models (one function each), with the spread over clients and each
         model's share of test predictions in its most predicted class (`top_class_shares`: the report's one-class
         check); their RMIA scores are kept under `key`."""
-        rows = [self.one(f) for f in probs_fns]
+        rows = [self.one(f) for f in logits_fns]
         self.scores[key] = np.stack([r.pop("scores") for r in rows])
         shares = [r.pop("top_class_share") for r in rows]
         out = {k: None if any(r[k] is None for r in rows) else float(np.mean([r[k] for r in rows])) for k in rows[0]}
