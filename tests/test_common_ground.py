@@ -836,15 +836,57 @@ def test_canaries_are_forget_samples_half_of_them_relabelled_and_the_guesses_are
 
 
 def test_the_canary_audits_verdict_says_not_faulted_only_beside_a_faulted_control():
-    from unlearning.experiments.common_ground.canary import control_verdict, verdict
+    from unlearning.experiments.common_ground.report import canary_control_verdict, canary_verdict
 
-    assert verdict(2.5, 3.6, 2.0, 0.5).startswith("violated: canary audit: epsilon >= 2.5 vs 2")
-    assert verdict(0.4, 3.6, 2.0, 3.6).startswith("not faulted: canary audit") and "control is faulted" in \
-        verdict(0.4, 3.6, 2.0, 3.6)
-    assert verdict(0.4, 3.6, 2.0, 1.9).startswith("uninformative") and "no power here" in verdict(0.4, 3.6, 2.0, 1.9)
-    assert verdict(0.4, 1.5, 2.0, 1.5).startswith("uninformative") and "cannot show more than 1.5" in \
-        verdict(0.4, 1.5, 2.0, 1.5)
-    assert control_verdict(3.0, 2.0).startswith("faulted") and control_verdict(1.0, 2.0).startswith("missed")
+    assert canary_verdict(2.5, 3.6, 2.0, 0.5, 3).startswith("violated: canary audit: epsilon >= 2.5 vs 2")
+    assert canary_verdict(0.4, 3.6, 2.0, 3.6, 3).startswith("not faulted: canary audit") and "control is faulted" in \
+        canary_verdict(0.4, 3.6, 2.0, 3.6, 3)
+    assert canary_verdict(0.4, 3.6, 2.0, 1.9, 3).startswith("uninformative") and "no power here" in canary_verdict(
+        0.4, 3.6, 2.0, 1.9, 3)
+    assert canary_verdict(0.4, 1.5, 2.0, 1.5, 3).startswith("uninformative") and "cannot show more than 1.5" in \
+        canary_verdict(0.4, 1.5, 2.0, 1.5, 3)
+    assert canary_control_verdict(3.0, 2.0).startswith("faulted") and canary_control_verdict(1.0, 2.0).startswith(
+        "missed")
+
+
+def test_the_canary_table_corrects_over_its_rows_and_refuses_a_score_of_several_models():
+    """issue 68 item 6: the bound is taken at 1 - alpha / rows over the canary rows of both settings (a count that
+    faults the claim alone does not beside two other rows), and a result whose score averaged several models (no
+    `models_read`) is not testable against a per-model claim."""
+    from unlearning.experiments.common_ground.report import canary_rows, canary_table
+    from unlearning.privacy import one_run
+
+    run = {"setting": "client", "label": "DU", "canaries": 3000, "guesses": 600, "correct": 0, "control_correct": 590,
+           "refutable_epsilon": 2.0, "delta_null": 3e-5, "confidence": 0.95, "models_read": 1}
+    # the fewest correct guesses whose bound at 95 % exceeds 2 epsilon: at 1 - 0.05 / 3 it does not
+    run["correct"] = next(v for v in range(300, 601)
+                          if one_run.epsilon_lower_bound(3000, 600, v, 3e-5, 0.95) > 2.0)
+    alone = canary_table([run], "client", canary_rows([run]))
+    assert alone.status[0].startswith("violated") and alone.level[0] == 0.95
+    three = [run, {**run, "setting": "sample"}, {**run, "label": "RR-DU"}]
+    corrected = canary_table(three, "client", canary_rows(three))
+    assert corrected.level[0] == pytest.approx(1 - 0.05 / 3) and not corrected.status[0].startswith("violated")
+    assert corrected.epsilon_lower[0] == pytest.approx(one_run.epsilon_lower_bound(3000, 600, run["correct"], 3e-5,
+                                                                                   1 - 0.05 / 3))
+    old = {k: v for k, v in run.items() if k != "models_read"}
+    assert canary_table([old], "client", 1).status[0].startswith("not testable: written when the score averaged")
+
+
+def test_the_canary_score_reads_one_model(tiny):
+    """The score is the first remaining client's model's log-probability of the wrong label (float64), not a mean
+    over the models."""
+    from unlearning.experiments.common_ground import canary
+
+    params, features, _ = tiny
+    setup = dec.make_setup(params, "client", 0, features)
+    c = canary.draw(setup, 30, 0)
+    g = torch.Generator().manual_seed(0)
+    rows = 0.1 * torch.randn(2, setup.spec.dim, generator=g)
+    got = canary.scores(setup, rows, None, c)
+    first = canary.scores(setup, rows[:1], None, c)
+    second = canary.scores(setup, rows[1:], None, c)
+    assert np.array_equal(got, first) and not np.allclose(got, (first + second) / 2)
+    assert got.dtype == np.float64 and (got < 0).all()
 
 
 def test_the_canary_audit_runs_every_budgeted_method_with_its_control(tiny, tmp_path):
@@ -861,8 +903,7 @@ def test_the_canary_audit_runs_every_budgeted_method_with_its_control(tiny, tmp_
         assert r["method"] == method and sorted(r["seeds"]) == sorted(map(str, seeds))
         assert r["guesses"] == sum(s["method"]["guesses"] for s in r["seeds"].values()) > 0
         assert 0 <= r["correct"] <= r["guesses"] and r["refutable_epsilon"] == 2 * r["claimed"]["epsilon"]
-        assert r["status"].split(":")[0] in ("violated", "not faulted", "uninformative")
-        assert r["control_status"].split(":")[0] in ("faulted", "missed")
+        assert r["models_read"] == 1 and 0 <= r["control_correct"] <= r["guesses"]
         again = tmp_path / f"{method}_again.json"
         canary.step_canary(params, "client", method, features, str(again))
         assert again.read_bytes() == out.read_bytes()

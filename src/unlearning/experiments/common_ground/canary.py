@@ -6,15 +6,18 @@
   Every canary stays in the forget set, so retraining (on the data without it) does not depend on which were
   included.
 - The method's original (its training family) is trained on these data and the method removes the forget set, as on
-  the common ground. A canary's score: the mean over the remaining clients' models of log p(wrong label | x); the
-  auditor guesses "included" for the `guesses` highest scores of each seed and "excluded" for the `guesses` lowest,
-  and abstains on the rest. The seeds are one mechanism over all their canaries (independent runs, independent
-  inclusions), so their guesses are pooled: v correct of r.
+  the common ground. A canary's score: log p(wrong label | x) under one released model, the first remaining
+  client's (a certificate, and the exact-epsilon column, speak of one model: a score averaging the remaining
+  clients' models reads their joint release, which a per-model claim does not cover; issue 68). The auditor guesses
+  "included" for the `guesses` highest scores of each seed and "excluded" for the `guesses` lowest, and abstains on
+  the rest. The seeds are one mechanism over all their canaries (independent runs, independent inclusions), so their
+  guesses are pooled: v correct of r.
 - What a per-canary bound can refute: a certificate (epsilon, delta) for removing the whole forget set makes the
   unlearned model (epsilon, delta)-close to retraining, which does not depend on the inclusions; through retraining
   (the triangle), the unlearned model is (2 epsilon, (1 + e^epsilon) delta)-DP in the inclusion vector, hence in each
-  canary. The bound at delta' = (1 + e^epsilon) delta is compared with 2 epsilon: above it, "violated".
-- Control: the same canaries scored on the original's remaining clients (nothing removed), against the same 2
+  canary. The bound at delta' = (1 + e^epsilon) delta is compared with 2 epsilon: above it, "violated". The result
+  keeps the pooled counts; the report bounds them at its level, corrected over the canary rows (report.py).
+- Control: the same canaries scored on the original's first remaining client (nothing removed), against the same 2
   epsilon. An audit that does not fault the original, which carries the included canaries' wrong labels, has no
   power here: the method's row then says "uninformative".
 """
@@ -36,7 +39,7 @@ from ...experiment import Setup
 from ...families import FAMILIES
 from ...files import write_json
 from ...methods import MethodInfo
-from ...privacy import audit, one_run
+from ...privacy import one_run
 from ...resolved import config_record
 from ...seeding import generator
 from ...train.dsgd import ClientData
@@ -68,15 +71,11 @@ def with_canaries(setup: Setup, canaries: dict[str, torch.Tensor]) -> Setup:
 
 
 def scores(setup: Setup, rows: torch.Tensor | None, predict: list | None, canaries: dict) -> np.ndarray:
-    """Each canary's mean log-probability of its wrong label over the models (rows or prediction functions)."""
+    """Each canary's log-probability of its wrong label under the first remaining client's model (the first row, or
+    prediction function), in float64 from its logits."""
     x = setup.data.x[canaries["index"].to(setup.data.x.device)]
-    if predict is not None:
-        logits = [f(x) for f in predict]
-    else:
-        logits = [torch.cat(list(logits_in_batches(setup, row, x))) for row in rows]
-    wrong = canaries["wrong"].long()
-    logp = [z.double().cpu().log_softmax(1).gather(1, wrong[:, None])[:, 0] for z in logits]
-    return torch.stack(logp).mean(0).numpy()
+    z = predict[0](x) if predict is not None else torch.cat(list(logits_in_batches(setup, rows[0], x)))
+    return z.double().cpu().log_softmax(1).gather(1, canaries["wrong"].long()[:, None])[:, 0].numpy()
 
 
 def guesses(score: np.ndarray, included: np.ndarray, k: int) -> tuple[int, int]:
@@ -86,27 +85,6 @@ def guesses(score: np.ndarray, included: np.ndarray, k: int) -> tuple[int, int]:
     order = np.argsort(-score, kind="stable")
     top, bottom = order[:k], order[len(order) - k:]
     return 2 * k, int(included[top].sum() + (~included[bottom]).sum())
-
-
-def verdict(bound: float, ceiling: float, refutable: float, control: float) -> str:
-    """The canary audit's words: "violated" above 2 epsilon; "not faulted" only beside a faulted control; else
-    "uninformative", with why."""
-    text = f"canary audit: epsilon >= {bound:.3g} vs {refutable:.3g} (twice the claim)"
-    if bound > refutable:
-        return f"{audit.VIOLATED}: {text}"
-    if ceiling <= refutable:
-        return (f"uninformative: {text}; these guesses cannot show more than {ceiling:.3g} even all right (more "
-                "canaries would)")
-    if control <= refutable:
-        return (f"uninformative: {text}; its control (the original, nothing removed) is not faulted either "
-                f"(epsilon >= {control:.3g}): no power here")
-    return f"{audit.NOT_FAULTED}: {text}; its control is faulted (epsilon >= {control:.3g})"
-
-
-def control_verdict(bound: float, refutable: float) -> str:
-    """The control's words: whether the audit faults the original (the power the method's row needs)."""
-    text = f"epsilon >= {bound:.3g} vs {refutable:.3g}"
-    return f"faulted: {text}: the audit has power" if bound > refutable else f"missed: {text}: no power here"
 
 
 def canary_audit(params: dict, setting: str, info: MethodInfo, features: str) -> dict:
@@ -139,18 +117,16 @@ def canary_audit(params: dict, setting: str, info: MethodInfo, features: str) ->
         log.info("%s seed %d, %s canary audit: %s", setting, seed, info.name, row)
     eps, delta = claim.get("epsilon"), budget["delta"]
     out = {"method": info.name, "label": info.label, "claimed": claim, "seeds": seeds,
-           "guesses_per_side": c["guesses"], "confidence": c["confidence"]}
+           "guesses_per_side": c["guesses"], "confidence": c["confidence"], "models_read": 1}
     if eps is None:
         return {**out, "status": "no epsilon claimed: nothing to audit"}
-    refutable, delta_null = 2 * eps, min(1.0, (1 + math.exp(eps)) * delta)
-    bounds = {side: one_run.epsilon_lower_bound(*pooled[side], delta_null, c["confidence"]) for side in pooled}
-    m, r, _ = pooled["method"]
-    ceiling = one_run.epsilon_lower_bound(m, r, r, delta_null, c["confidence"])
-    return {**out, "canaries": m, "guesses": r, "correct": pooled["method"][2],
-            "control_correct": pooled["original"][2], "refutable_epsilon": refutable, "delta_null": delta_null,
-            "epsilon_lower": bounds["method"], "control_epsilon_lower": bounds["original"], "ceiling": ceiling,
-            "status": verdict(bounds["method"], ceiling, refutable, bounds["original"]),
-            "control_status": control_verdict(bounds["original"], refutable)}
+    (m, r, v), (_, _, v_control) = pooled["method"], pooled["original"]
+    delta_null = min(1.0, (1 + math.exp(eps)) * delta)
+    log.info("%s canary audit of %s: %d of %d guesses right (its original: %d); epsilon >= %.3g at %g", setting,
+             info.name, v, r, v_control, one_run.epsilon_lower_bound(m, r, v, delta_null, c["confidence"]),
+             c["confidence"])
+    return {**out, "canaries": m, "guesses": r, "correct": v, "control_correct": v_control,
+            "refutable_epsilon": 2 * eps, "delta_null": delta_null}
 
 
 def step_canary(params: dict, setting: str, method: str, features: str, out: str) -> None:
