@@ -748,7 +748,10 @@ def test_du_states_the_noise_each_model_carries(client_run):
         for row, std in zip(realized, stds):
             assert float(row.std()) == pytest.approx(std, rel=0.1)
     result = json.loads((out / "c.json").read_text())
-    assert result["methods"]["du"]["audit"]["status"].split(":")[0] in ("violated", "not faulted")
+    du_audit = result["methods"]["du"]["audit"]  # its verdict follows from its own exact epsilon and claim
+    word = "violated" if du_audit["exact_epsilon"] > result["methods"]["du"]["claimed"]["epsilon"] else "not faulted"
+    assert du_audit["status"].startswith(f"{word}: exact: exact epsilon ") and du_audit["exact_epsilon"] == max(
+        du_audit["exact_epsilon_per_client"])
     assert result["methods"]["rrdu"]["audit"]["status"].startswith("uninformative")
     assert result["methods"]["finetune"]["audit"]["status"] == "no certificate"
 
