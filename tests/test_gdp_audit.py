@@ -28,10 +28,8 @@ def test_pair_delta_is_the_hockey_stick_divergence_integrated():
     Gaussian mechanism's delta (audit.gaussian_delta)."""
     for d, r, eps in ((0.0, 1.3, 1.0), (0.7, 0.8, 0.5), (1.5, 1.1, 2.0), (0.4, 1.0, 0.3)):
         p, q = stats.norm(d, r), stats.norm(0, 1)
-        one = integrate.quad(lambda x: max(0.0, p.pdf(x) - math.exp(eps) * q.pdf(x)), -30, 30, limit=400,
-                             points=[d, 0])[0]
-        two = integrate.quad(lambda x: max(0.0, q.pdf(x) - math.exp(eps) * p.pdf(x)), -30, 30, limit=400,
-                             points=[d, 0])[0]
+        one, two = (integrate.quad(lambda x, a=a, b=b, e=eps: max(0.0, a.pdf(x) - math.exp(e) * b.pdf(x)), -30, 30,
+                                   limit=400, points=[d, 0])[0] for a, b in ((p, q), (q, p)))
         assert g.pair_delta(eps, d, r) == pytest.approx(max(one, two), abs=1e-8)
     assert g.pair_delta(0.5, 1.2, 1.0) == pytest.approx(audit.gaussian_delta(0.5, 1.2), abs=1e-12)
     assert g.pair_epsilon(1.2, 1.0, DELTA) == pytest.approx(audit.exact_epsilon(1.2, 1.0, DELTA), abs=1e-8)

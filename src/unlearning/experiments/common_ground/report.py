@@ -75,7 +75,8 @@ REMOVAL_MARGIN = 0.005
 
 
 VIOLATED, NOT_FAULTED = audit.VIOLATED, audit.NOT_FAULTED
-AUDITED = f"({VIOLATED}|{NOT_FAULTED}|{UNINFORMATIVE}): (exact|audit|GDP audit|white-box GDP audit)"  # an audit row's status (not missing)
+# an audit row's status (not missing)
+AUDITED = f"({VIOLATED}|{NOT_FAULTED}|{UNINFORMATIVE}): (exact|audit|GDP audit|white-box GDP audit)"
 
 
 def centralized_table(result: dict, timing: dict) -> pd.DataFrame:
@@ -196,8 +197,8 @@ def row_audit(m: dict, delta: float, rows: int, power: bool = True) -> dict:
         out["gdp_fit"] = "none: no claim to audit"
         return out
     fits = {}
-    for score, key in (("gdp", "gdp"), ("white_box", "white_box")):
-        fitted = a.get(key)
+    for score in ("gdp", "white_box"):
+        fitted = a.get(score)
         if fitted is None:
             continue
         if "missing" in fitted:
@@ -560,7 +561,8 @@ def dec_views(attacks: list[str]) -> tuple:
             ("Attacks", ["method", "loss_threshold_auc", *attacks]),
             ("Certificate and audit", ["method", "claimed_epsilon", "audit"]),
             ("Cost", ["method", "gradient_evaluations", "bytes_read", "communication_floats", "unlearn_s"]))
-TEXT_COLUMNS = ("status", "audit", "gdp_fit", "white_box_fit")  # long verdicts: the table shows their first words, a note the rest
+# long verdicts: the table shows their first words, a note the rest
+TEXT_COLUMNS = ("status", "audit", "gdp_fit", "white_box_fit")
 # the centralized tables' views (the convex and the MLP one)
 CENTRAL_VIEWS = (("Certificate and utility", ["method", "control_epsilon", "claimed_epsilon", "sigma", "sensitivity",
                                               "noiseless_gap", "test_acc_unlearned", "test_acc_retrained",
