@@ -128,10 +128,10 @@ def centralized_table(result: dict, timing: dict) -> pd.DataFrame:
             "audit_epsilon_corrected": judged[key]["cp_bound"], "audit_epsilon_point": a["epsilon_point"],
             "threshold_epsilon_upper": a["epsilon_upper"], "audit_runs": a["runs_per_side"],
             "audit_fp": a["false_positives"], "audit_fn": a["false_negatives"],
-            **{k: v for k, v in judged[key].items() if k not in ("bound", "cp_bound", "name")},
+            **{k: v for k, v in judged[key].items() if k not in ("bound", "cp_bound", "name", "runs")},
             "status": (no_certificate_status(m) if m["claimed_epsilon"] is None else
                        control_status(m["claimed_epsilon"], control_epsilon(key, m), corrected[key],
-                                      a["runs_per_side"], judged[key]["name"]) if "@" in key else
+                                      judged[key]["runs"], judged[key]["name"]) if "@" in key else
                        audit_status(m["claimed_epsilon"], exact[key], corrected[key], power.get(m["method"], []),
                                     rows_n, a["confidence"], m.get("noiseless_gap"), judged[key]["name"]))})
     for method, why in result.get("does_not_apply", {}).items():
@@ -191,7 +191,7 @@ def row_audit(m: dict, delta: float, rows: int, power: bool = True) -> dict:
     level = 1 - (1 - a["confidence"]) / rows
     cp = audit.epsilon_lower_bound(a["false_positives"], a["false_negatives"], a["runs_per_side"], delta,
                                    level).epsilon_lower
-    out = {"cp_bound": cp, "bound": cp, "name": "audit", "gdp_epsilon_corrected": None,
+    out = {"cp_bound": cp, "bound": cp, "name": "audit", "runs": a["runs_per_side"], "gdp_epsilon_corrected": None,
            "white_box_epsilon_corrected": None}
     if claim is None:
         out["gdp_fit"] = "none: no claim to audit"
@@ -211,13 +211,14 @@ def row_audit(m: dict, delta: float, rows: int, power: bool = True) -> dict:
             out[f"{score}_mu"], out[f"{score}_ratio"], out[f"{score}_fit"] = fit.mu_point, fit.ratio, fit.check()
     pair = exact_pair_epsilon(m, delta) is not None and "white_box" in fits
     judge, robust = ("white_box", False) if pair else ("gdp", True) if "gdp" in fits else (None, True)
+    runs = a["runs_per_side"] + a.get("threshold_runs_per_side", a["runs_per_side"])
     if judge == "white_box":
-        out.update(bound=out["white_box_epsilon_corrected"], name="white-box GDP audit")
+        out.update(bound=out["white_box_epsilon_corrected"], name="white-box GDP audit", runs=runs)
     elif judge == "gdp":
-        out.update(bound=min(out["gdp_epsilon_corrected"], cp), name="GDP audit with Clopper-Pearson agreeing")
+        out.update(bound=min(out["gdp_epsilon_corrected"], cp), name="GDP audit with Clopper-Pearson agreeing",
+                   runs=runs)
     if "control" in m:  # a control's mechanism mu: what a score that is its best test would measure
         out["mechanism_mu"] = gdp_audit.mu_for_epsilon(m["control"]["epsilon"], delta)
-    runs = a["runs_per_side"] + a.get("threshold_runs_per_side", a["runs_per_side"])
     if judge is not None:
         fit = fits[judge]
         se = 1.96 * math.sqrt(2 / fit.runs + fit.mu_point ** 2 / (4 * fit.runs))
