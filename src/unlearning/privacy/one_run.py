@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.special import ndtr, ndtri
 from scipy.stats import binom
 
 
@@ -49,4 +50,42 @@ def epsilon_lower_bound(m: int, r: int, v: int, delta: float, confidence: float 
             low = mid
         else:
             high = mid
+    return low
+
+
+# --- the bound from a hypothesized f-DP curve (Mahloujifar, Melis and Chaudhuri, ICML 2025) -------------------------
+
+
+def gdp_rejected(mu: float, m: int, r: int, v: int, confidence: float = 0.95) -> bool:
+    """Whether v correct of r guesses (m canaries, alphabet of 2: included or not) reject, at `confidence`, that
+    the mechanism is mu-GDP in each canary (Mahloujifar, Melis and Chaudhuri 2025, "Auditing f-differential privacy
+    in one run", their recursion for a guessing game with abstention and the Gaussian trade-off curve
+    f(x) = Phi(Phi^-1(1 - x) - mu), whose inverse blow-up is x -> Phi(Phi^-1(x) - mu)). Starting from the
+    correct and wrong guesses' shares of tau r / m (tau = 1 - confidence), the recursion runs down over the correct
+    guesses; the observation is refuted when the mass it needs exceeds r / m."""
+    if not (0 <= v <= r <= m) or r == 0 or mu < 0:
+        raise ValueError(f"one-run audit: m = {m}, r = {r}, v = {v}, mu = {mu}; valid: 0 <= v <= r <= m, r >= 1, "
+                         "mu >= 0")
+    scale = (1 - confidence) * r / m
+    correct, wrong = scale * v / r, scale * (r - v) / r
+    for i in range(v - 1, -1, -1):
+        blown = float(ndtr(ndtri(correct) - mu)) if correct > 0 else 0.0
+        grown = max(wrong, blown)
+        correct += i / (r - i) * (grown - wrong)
+        wrong = grown
+    return correct + wrong > r / m
+
+
+def gdp_mu_lower_bound(m: int, r: int, v: int, confidence: float = 0.95) -> float:
+    """The largest mu whose mu-GDP hypothesis the guesses reject at `confidence` (0 when none): rejection only
+    weakens as mu grows, so 50 bisection steps find it. Its epsilon at a delta is gdp_audit.epsilon_from_mu; it
+    refutes a claim only under the hypothesis that the mechanism's trade-off curve is Gaussian."""
+    if not gdp_rejected(1e-9, m, r, v, confidence):
+        return 0.0
+    low, high = 1e-9, 1.0
+    while gdp_rejected(high, m, r, v, confidence):
+        low, high = high, 2 * high
+    for _ in range(50):
+        mid = (low + high) / 2
+        low, high = (mid, high) if gdp_rejected(mid, m, r, v, confidence) else (low, mid)
     return low
