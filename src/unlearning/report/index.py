@@ -34,7 +34,8 @@ READABLE = {"method": "method", "test_accuracy": "test accuracy", "forget_accura
             "power_4x": "power at 4x (best test)", "runs_for_power_2x": "runs a side for 0.9 at 2x",
             "gdp_fit": "black-box fit", "white_box_fit": "white-box fit", "memorisation_gap_std": "(std)",
             "trained_by": "trained by", "gdp_mu": "black-box mu (measured)", "white_box_mu": "white-box mu (measured)",
-            "mechanism_mu": "mechanism's mu", "level": "level (corrected)", "gdp_epsilon_lower": "f-DP (Gaussian) bound",
+            "mechanism_mu": "mechanism's mu", "level": "level (corrected)",
+            "gdp_epsilon_lower": "f-DP (Gaussian) bound",
             "canaries": "canaries", "guesses": "guesses", "correct": "correct guesses",
             "epsilon_lower": "epsilon's lower bound", "refutable_epsilon": "the claim allows (2 epsilon)",
             "ceiling": "the most these guesses can show"}

@@ -15,9 +15,11 @@ and hands it its outputs: `publish` for a method that adds N(0, sigma^2 I) aroun
 positive controls follow), `noisy_chains` for a noisy-GD chain (SGLU, LU), `record` for `trials` rows a side it
 drew itself.
 
-The audit (privacy/audit.py): score = the canary's logistic loss under a run's model (low = the canary was
-learned, like the unlearned side); the threshold is chosen on the first half of the runs and the false positive
-and negative counts come from the second half, so the bound's confidence is honest.
+The audit (held_out_audit; the report bounds it): Clopper-Pearson's (privacy/audit.py) on the canary's logistic
+loss under a run's model (low = the canary was learned, like the unlearned side), its threshold chosen on the first
+half of the runs and its counts from the second; and the Gaussian statistics of all runs (privacy/gdp_audit.py) of
+the canary's margin (black-box) and, where a method noises two noiseless outputs, of the runs projected on the
+direction between them (white-box, which judges such a Gaussian pair).
 
 Trials are rows of one weight matrix (train/noisy_sgd.py); every stream is seeded from (seed, "common", ...).
 """
