@@ -92,3 +92,17 @@ def test_the_f_dp_bound_rejects_less_as_mu_grows_and_nothing_at_chance():
     assert one_run.gdp_mu_lower_bound(1000, 200, 190, 0.95) > bound  # more right guesses, a larger bound
     with pytest.raises(ValueError, match="valid: 0 <= v <= r <= m"):
         one_run.gdp_rejected(1.0, 10, 20, 5)
+
+
+def test_the_designs_power_is_the_share_of_simulated_audits_that_fault():
+    """one_run.power against audits simulated through epsilon_lower_bound: randomized response at epsilon 2.5
+    (each guess right with e^2.5 / (1 + e^2.5)), 60 guesses of 300 canaries, refuting 1.5: within the simulation's
+    error; and a design whose guesses cannot reach the refutable epsilon has none."""
+    rng = np.random.default_rng(11)
+    m, r, eps, refutable, audits = 300, 60, 2.5, 1.5, 400
+    q = 1 / (1 + math.exp(-eps))
+    hits = [one_run.epsilon_lower_bound(m, r, int(rng.binomial(r, q)), 1e-5, 0.95) > refutable
+            for _ in range(audits)]
+    p = one_run.power(m, r, eps, refutable, 1e-5, 0.95)
+    assert 0.1 < p < 0.9 and abs(np.mean(hits) - p) <= 3 * math.sqrt(p * (1 - p) / audits)
+    assert one_run.power(m, 10, 10.0, 5.0, 1e-5, 0.95) == 0.0  # 10 guesses all right show less than 5

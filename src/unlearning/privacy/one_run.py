@@ -53,6 +53,22 @@ def epsilon_lower_bound(m: int, r: int, v: int, delta: float, confidence: float 
     return low
 
 
+def power(m: int, r: int, epsilon: float, refutable: float, delta: float, confidence: float = 0.95) -> float:
+    """The probability that r guesses among m canaries bound epsilon above `refutable` (epsilon_lower_bound at
+    `delta` and `confidence`) when the mechanism is exactly `epsilon`-DP in each canary and the auditor sees it
+    through its best test: each guess right independently with e^epsilon / (1 + e^epsilon) (randomized response).
+    The bound grows with the correct guesses, so it is the binomial tail from the fewest that exceed `refutable`."""
+    if epsilon_lower_bound(m, r, r, delta, confidence) <= refutable:
+        return 0.0
+    low, high = 0, r  # the bound at `high` exceeds refutable, at `low` it does not (checked next)
+    if epsilon_lower_bound(m, r, 0, delta, confidence) > refutable:
+        return 1.0
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if epsilon_lower_bound(m, r, mid, delta, confidence) > refutable else (mid, high)
+    return float(binom.sf(high - 1, r, 1 / (1 + math.exp(-epsilon))))
+
+
 # --- the bound from a hypothesized f-DP curve (Mahloujifar, Melis and Chaudhuri, ICML 2025) -------------------------
 
 

@@ -619,7 +619,7 @@ def dec_columns(attacks: list[str]) -> list[str]:
 
 
 CANARY_COLUMNS = ["method", "canaries", "guesses", "correct", "epsilon_lower", "gdp_epsilon_lower",
-                  "refutable_epsilon", "ceiling", "level", "status"]
+                  "refutable_epsilon", "ceiling", "level", "power_2x", "status"]
 
 
 def canary_rows(runs: list[dict]) -> int:
@@ -652,6 +652,7 @@ def canary_table(runs: list[dict], setting: str, rows_n: int) -> pd.DataFrame:
                   "level": level}
         rows.append({"method": r["label"], **common, "correct": r["correct"], "epsilon_lower": bound,
                      "gdp_epsilon_lower": f_dp[r["correct"]],
+                     "power_2x": one_run.power(m, g, 2 * refutable, refutable, dn, level),
                      "status": canary_verdict(bound, ceiling, refutable, control, rows_n)})
         rows.append({"method": f"{r['label']}: its original (control)", **common, "correct": r["control_correct"],
                      "epsilon_lower": control, "gdp_epsilon_lower": f_dp[r["control_correct"]],
@@ -692,7 +693,9 @@ CANARY_TEXT = (
     "power, and the method's row says so. gdp_epsilon_lower: beside it, the bound from the hypothesized f-DP curve "
     "(Mahloujifar, Melis and Chaudhuri 2025: the largest mu whose mu-GDP the same guesses reject at the same level, "
     "its epsilon at the same delta), tighter where the mechanism is Gaussian but a refutation of the claim only "
-    "under that hypothesis, so it judges nothing.")
+    "under that hypothesis, so it judges nothing. power_2x: the probability that this design (these canaries and "
+    "guesses, this level) faults a mechanism exactly twice the refutable epsilon in each canary seen through its "
+    "best test (randomized response); no run here is such a mechanism, so it is the design's power, not a control's.")
 
 
 def write_report(params: dict, centralized: str | None, timing: str | None, mlp: str | None, mlp_timing: str | None,
