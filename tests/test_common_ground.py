@@ -838,18 +838,43 @@ def test_canaries_are_forget_samples_half_of_them_relabelled_and_the_guesses_are
     assert canary.guesses(score, included, 9) == (6, 4)  # at most half the canaries a side
 
 
-def test_the_canary_audits_verdict_says_not_faulted_only_beside_a_faulted_control():
+def test_the_canary_audits_verdict_says_not_faulted_only_beside_both_controls_faulted():
+    """issue 68 item 6: "not faulted" needs the original faulted and the positive control at twice the refutable
+    epsilon faulted; a result written before the positive control cannot say it."""
     from unlearning.experiments.common_ground.report import canary_control_verdict, canary_verdict
 
-    assert canary_verdict(2.5, 3.6, 2.0, 0.5, 3).startswith("violated: canary audit: epsilon >= 2.5 vs 2")
-    assert canary_verdict(0.4, 3.6, 2.0, 3.6, 3).startswith("not faulted: canary audit") and "control is faulted" in \
-        canary_verdict(0.4, 3.6, 2.0, 3.6, 3)
-    assert canary_verdict(0.4, 3.6, 2.0, 1.9, 3).startswith("uninformative") and "no power here" in canary_verdict(
-        0.4, 3.6, 2.0, 1.9, 3)
-    assert canary_verdict(0.4, 1.5, 2.0, 1.5, 3).startswith("uninformative") and "cannot show more than 1.5" in \
-        canary_verdict(0.4, 1.5, 2.0, 1.5, 3)
+    assert canary_verdict(2.5, 3.6, 2.0, 0.5, 3, None).startswith("violated: canary audit: epsilon >= 2.5 vs 2")
+    both = canary_verdict(0.4, 3.6, 2.0, 3.6, 3, 3.1)
+    assert both.startswith("not faulted: canary audit") and "controls are faulted" in both and "3.1" in both
+    weak = canary_verdict(0.4, 3.6, 2.0, 3.6, 3, 1.9)
+    assert weak.startswith("uninformative") and "no power near the claim" in weak
+    assert canary_verdict(0.4, 3.6, 2.0, 3.6, 3, None).startswith("uninformative: canary audit")
+    assert canary_verdict(0.4, 3.6, 2.0, 1.9, 3, 3.1).startswith("uninformative") and "no power here" in \
+        canary_verdict(0.4, 3.6, 2.0, 1.9, 3, 3.1)
+    assert canary_verdict(0.4, 1.5, 2.0, 1.5, 3, 1.5).startswith("uninformative") and "cannot show more than 1.5" in \
+        canary_verdict(0.4, 1.5, 2.0, 1.5, 3, 1.5)
     assert canary_control_verdict(3.0, 2.0).startswith("faulted") and canary_control_verdict(1.0, 2.0).startswith(
         "missed")
+
+
+def test_randomized_response_releases_each_bit_with_its_epsilon_and_the_design_faults_it_at_twice_the_claim():
+    """The positive control's mechanism: the share of bits kept is e^eps / (1 + e^eps) (seeded), and through the
+    audit's own guesses and bound, the record's design (3,000 canaries, 600 guesses, 98.3 %) faults it at twice 2
+    epsilon = 4 and does not at 2 epsilon itself (where a sound audit of an exact 2-DP mechanism cannot)."""
+    from unlearning.experiments.common_ground import canary
+    from unlearning.privacy import one_run
+
+    included = torch.rand(3000, generator=torch.Generator().manual_seed(1)).numpy() < 0.5
+    for eps in (0.5, 2.0):
+        kept = canary.randomized_response(included, eps, torch.Generator().manual_seed(2)) == included
+        assert kept.mean() == pytest.approx(1 / (1 + np.exp(-eps)), abs=0.03)
+    level = 1 - 0.05 / 3
+    for eps, faulted in ((4.0, True), (2.0, False)):
+        v = 0
+        for seed, part in enumerate(np.split(included, 3)):
+            score = canary.randomized_response(part, eps, torch.Generator().manual_seed(seed))
+            v += canary.guesses(score, part, 100)[1]
+        assert (one_run.epsilon_lower_bound(3000, 600, v, 3e-5, level) > 2.0) is faulted
 
 
 def test_the_canary_table_corrects_over_its_rows_and_refuses_a_score_of_several_models():
@@ -873,6 +898,13 @@ def test_the_canary_table_corrects_over_its_rows_and_refuses_a_score_of_several_
                                                                                    1 - 0.05 / 3))
     old = {k: v for k, v in run.items() if k != "models_read"}
     assert canary_table([old], "client", 1).status[0].startswith("not testable: written when the score averaged")
+    missed = {**run, "correct": 300, "control_2x": {"epsilon": 4.0, "mechanism": "randomized response", "correct": 310}}
+    table = canary_table([missed], "client", 1)
+    assert list(table.method) == ["DU", "DU: its original (control)", "DU: randomized response at 4 (positive control)"]
+    assert table.status[2].startswith("missed") and table.status[0].startswith("uninformative") and \
+        "no power near the claim" in table.status[0]
+    assert canary_table([{**missed, "control_2x": {**missed["control_2x"], "correct": 590}}], "client",
+                        1).status[0].startswith("not faulted")
 
 
 def test_the_canary_score_reads_one_model(tiny):
@@ -907,6 +939,9 @@ def test_the_canary_audit_runs_every_budgeted_method_with_its_control(tiny, tmp_
         assert r["guesses"] == sum(s["method"]["guesses"] for s in r["seeds"].values()) > 0
         assert 0 <= r["correct"] <= r["guesses"] and r["refutable_epsilon"] == 2 * r["claimed"]["epsilon"]
         assert r["models_read"] == 1 and 0 <= r["control_correct"] <= r["guesses"]
+        c2 = r["control_2x"]
+        assert c2["epsilon"] == 4 * r["claimed"]["epsilon"] and 0 <= c2["correct"] <= r["guesses"]
+        assert c2["correct"] == sum(s["control_2x"]["correct"] for s in r["seeds"].values())
         again = tmp_path / f"{method}_again.json"
         canary.step_canary(params, "client", method, features, str(again))
         assert again.read_bytes() == out.read_bytes()

@@ -17,9 +17,13 @@
   (the triangle), the unlearned model is (2 epsilon, (1 + e^epsilon) delta)-DP in the inclusion vector, hence in each
   canary. The bound at delta' = (1 + e^epsilon) delta is compared with 2 epsilon: above it, "violated". The result
   keeps the pooled counts; the report bounds them at its level, corrected over the canary rows (report.py).
-- Control: the same canaries scored on the original's first remaining client (nothing removed), against the same 2
-  epsilon. An audit that does not fault the original, which carries the included canaries' wrong labels, has no
-  power here: the method's row then says "uninformative".
+- Controls, each against the same 2 epsilon: the same canaries scored on the original's first remaining client
+  (nothing removed), which carries the included canaries' wrong labels; and a positive control near twice what can
+  be refuted, randomized response on the same inclusions at 4 epsilon (each bit released as it is with probability
+  e^(4 epsilon) / (1 + e^(4 epsilon)): exactly 4 epsilon-DP in each canary, the mechanism `one_run.power` reads),
+  guessed and pooled as the method is. It is a synthetic release, not a trained model: it shows that the design, as
+  run, faults a mechanism at twice the refutable epsilon. An audit that faults neither has no power here: the
+  method's row then says "uninformative".
 """
 
 from __future__ import annotations
@@ -78,6 +82,13 @@ def scores(setup: Setup, rows: torch.Tensor | None, predict: list | None, canari
     return z.double().cpu().log_softmax(1).gather(1, canaries["wrong"].long()[:, None])[:, 0].numpy()
 
 
+def randomized_response(included: np.ndarray, epsilon: float, gen: torch.Generator) -> np.ndarray:
+    """The inclusion bits, each released as it is with probability e^epsilon / (1 + e^epsilon) and flipped otherwise
+    (exactly epsilon-DP in each canary), as scores."""
+    keep = torch.rand(len(included), generator=gen, dtype=torch.float64).numpy() < 1 / (1 + math.exp(-epsilon))
+    return np.where(keep, included, ~included).astype(np.float64)
+
+
 def guesses(score: np.ndarray, included: np.ndarray, k: int) -> tuple[int, int]:
     """(r, v): the k highest scores guessed included and the k lowest excluded (ties broken by index), and how many
     guesses were right."""
@@ -94,7 +105,7 @@ def canary_audit(params: dict, setting: str, info: MethodInfo, features: str) ->
     if FAMILIES[info.original].twin is not None:  # before any training
         raise ValueError(f"canary audit: {info.name}'s original {info.original!r} trains a twin setup, which the "
                          "canaries do not reach; valid: a method whose family trains the setting itself")
-    pooled = {"method": [0, 0, 0], "original": [0, 0, 0]}  # m, r, v
+    pooled = {"method": [0, 0, 0], "original": [0, 0, 0], "control_2x": [0, 0, 0]}  # m, r, v
     seeds, claim = {}, None
     for seed in cfg["seeds"]:
         setup = dec.make_setup(params, setting, seed, features)
@@ -108,8 +119,13 @@ def canary_audit(params: dict, setting: str, info: MethodInfo, features: str) ->
         claim = info.claim(res, budget)
         included = canaries["included"].numpy()
         row = {"canaries": len(included), "included": int(included.sum())}
-        for side, rows, predict in (("method", res.theta, res.predict), ("original", orig.rows, orig.predict)):
-            r, v = guesses(scores(canaried, rows, predict, canaries), included, c["guesses"])
+        sides = {"method": scores(canaried, res.theta, res.predict, canaries),
+                 "original": scores(canaried, orig.rows, orig.predict, canaries)}
+        if claim.get("epsilon") is not None:  # the positive control at twice the refutable 2 epsilon
+            sides["control_2x"] = randomized_response(included, 4 * claim["epsilon"],
+                                                      generator(seed, setup.name, "canary-control-2x"))
+        for side, score in sides.items():
+            r, v = guesses(score, included, c["guesses"])
             row[side] = {"guesses": r, "correct": v}
             for i, n in enumerate((len(included), r, v)):
                 pooled[side][i] += n
@@ -120,13 +136,14 @@ def canary_audit(params: dict, setting: str, info: MethodInfo, features: str) ->
            "guesses_per_side": c["guesses"], "confidence": c["confidence"], "models_read": 1}
     if eps is None:
         return {**out, "status": "no epsilon claimed: nothing to audit"}
-    (m, r, v), (_, _, v_control) = pooled["method"], pooled["original"]
+    (m, r, v), (_, _, v_control), (_, _, v_2x) = pooled["method"], pooled["original"], pooled["control_2x"]
     delta_null = min(1.0, (1 + math.exp(eps)) * delta)
     log.info("%s canary audit of %s: %d of %d guesses right (its original: %d); epsilon >= %.3g at %g", setting,
              info.name, v, r, v_control, one_run.epsilon_lower_bound(m, r, v, delta_null, c["confidence"]),
              c["confidence"])
     return {**out, "canaries": m, "guesses": r, "correct": v, "control_correct": v_control,
-            "refutable_epsilon": 2 * eps, "delta_null": delta_null}
+            "refutable_epsilon": 2 * eps, "delta_null": delta_null,
+            "control_2x": {"epsilon": 4 * eps, "mechanism": "randomized response on the inclusions", "correct": v_2x}}
 
 
 def step_canary(params: dict, setting: str, method: str, features: str, out: str) -> None:

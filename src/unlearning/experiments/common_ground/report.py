@@ -650,19 +650,27 @@ def canary_table(runs: list[dict], setting: str, rows_n: int) -> pd.DataFrame:
         ceiling = one_run.epsilon_lower_bound(m, g, g, dn, level)
         common = {"canaries": m, "guesses": g, "refutable_epsilon": refutable, "ceiling": ceiling,
                   "level": level}
+        c2 = r.get("control_2x")
+        positive = None if c2 is None else one_run.epsilon_lower_bound(m, g, c2["correct"], dn, level)
         rows.append({"method": r["label"], **common, "correct": r["correct"], "epsilon_lower": bound,
                      "gdp_epsilon_lower": f_dp[r["correct"]],
                      "power_2x": one_run.power(m, g, 2 * refutable, refutable, dn, level),
-                     "status": canary_verdict(bound, ceiling, refutable, control, rows_n)})
+                     "status": canary_verdict(bound, ceiling, refutable, control, rows_n, positive)})
         rows.append({"method": f"{r['label']}: its original (control)", **common, "correct": r["control_correct"],
                      "epsilon_lower": control, "gdp_epsilon_lower": f_dp[r["control_correct"]],
                      "status": canary_control_verdict(control, refutable)})
+        if c2 is not None:
+            rows.append({"method": f"{r['label']}: {c2['mechanism']} at {c2['epsilon']:.3g} (positive control)",
+                         **common, "correct": c2["correct"], "epsilon_lower": positive,
+                         "status": canary_control_verdict(positive, refutable)})
     return select(pd.DataFrame(rows), CANARY_COLUMNS)
 
 
-def canary_verdict(bound: float, ceiling: float, refutable: float, control: float, rows: int) -> str:
-    """The canary audit's words: "violated" above 2 epsilon; "not faulted" only beside a faulted control; else
-    "uninformative", with why."""
+def canary_verdict(bound: float, ceiling: float, refutable: float, control: float, rows: int,
+                   positive: float | None) -> str:
+    """The canary audit's words: "violated" above 2 epsilon; "not faulted" only beside both controls faulted (the
+    original, and the positive control at twice 2 epsilon: None where the result predates it); else "uninformative",
+    with why."""
     text = f"canary audit: epsilon >= {bound:.3g} vs {refutable:.3g} (twice the claim; corrected over {rows} rows)"
     if bound > refutable:
         return f"{VIOLATED}: {text}"
@@ -672,7 +680,14 @@ def canary_verdict(bound: float, ceiling: float, refutable: float, control: floa
     if control <= refutable:
         return (f"{UNINFORMATIVE}: {text}; its control (the original, nothing removed) is not faulted either "
                 f"(epsilon >= {control:.3g}): no power here")
-    return f"{NOT_FAULTED}: {text}; its control is faulted (epsilon >= {control:.3g})"
+    if positive is None:
+        return (f"{UNINFORMATIVE}: {text}; written before the positive control at twice {refutable:.3g}: its power "
+                "near the claim was not run (re-run the canary audit)")
+    if positive <= refutable:
+        return (f"{UNINFORMATIVE}: {text}; its positive control at twice {refutable:.3g} is not faulted either "
+                f"(epsilon >= {positive:.3g}): no power near the claim")
+    return (f"{NOT_FAULTED}: {text}; its controls are faulted (the original: epsilon >= {control:.3g}; twice "
+            f"{refutable:.3g}: epsilon >= {positive:.3g})")
 
 
 def canary_control_verdict(bound: float, refutable: float) -> str:
@@ -695,7 +710,9 @@ CANARY_TEXT = (
     "its epsilon at the same delta), tighter where the mechanism is Gaussian but a refutation of the claim only "
     "under that hypothesis, so it judges nothing. power_2x: the probability that this design (these canaries and "
     "guesses, this level) faults a mechanism exactly twice the refutable epsilon in each canary seen through its "
-    "best test (randomized response); no run here is such a mechanism, so it is the design's power, not a control's.")
+    "best test (randomized response); the positive control is one such mechanism, run: randomized response on the "
+    "same canaries' inclusions at twice the refutable epsilon (a synthetic release, not a trained model), guessed, "
+    "pooled and bounded as the method is. A method's \"not faulted\" needs both controls faulted.")
 
 
 def write_report(params: dict, centralized: str | None, timing: str | None, mlp: str | None, mlp_timing: str | None,
