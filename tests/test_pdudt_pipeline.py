@@ -235,6 +235,23 @@ def test_each_method_s_attack_gate_reads_its_own_original():
     assert status[("fedrecovery", "B")].startswith("not testable: FedRecovery's original (FedAvg) was not attacked")
 
 
+def test_fats_and_hdus_cells_read_their_own_training_runs_not_origin():
+    """issue 69 item 1: FATS-Unl and HDUS-approx start from their own training runs (layout.has_server), never
+    attacked here: with Origin carrying a signal their cells are "not testable", naming the run that was not; once
+    their own original is attacked, its signal decides."""
+    rows = [_result("original", 63.0), _result("fats", 50.0), _result("hdus", 50.0), _result("pdudt", 50.0)]
+    status = {(r.method, r.checkpoint): r.status for r in report.table3(rows, {}, {"fashion_mnist": 0.002})
+              .itertuples()}
+    for m, name in (("fats", "FATS"), ("hdus", "HDUS")):
+        assert status[(m, "B")].startswith("not testable: ") and "own original (its training run) was not " \
+            "attacked" in status[(m, "B")] and name in status[(m, "B")]
+    assert status[("pdudt", "B")] in ("within", "outside")
+    mute = rows + [_result("fats_original", 48.0)]
+    status = {(r.method, r.checkpoint): r.status for r in report.table3(mute, {}, {"fashion_mnist": 0.002})
+              .itertuples()}
+    assert status[("fats", "B")].startswith("uninformative: ") and "48.0" in status[("fats", "B")]
+
+
 def test_figure_checks_gap_and_class9():
     results = [_result("perturbed_retrain", 50, accuracy=0.80), _result("pdudt", 50, accuracy=0.775),
                _result("original", 60, class9=0.9), _result("retrain", 50, class9=0.1)]

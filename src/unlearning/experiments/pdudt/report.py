@@ -63,7 +63,8 @@ def labels(mixing: str | None = None) -> dict[str, str]:
     PDUDT (ES) named for the replay that ran under it."""
     from ...methods import METHODS
 
-    names = {**ROWS, **{m: METHODS[m].label for m in METHODS}}
+    names = {**{f"{m}_original": f"{METHODS[m].label}'s own original (its training run)" for m in METHODS
+                if layout.has_server(m)}, **ROWS, **{m: METHODS[m].label for m in METHODS}}
     for m in ("pdudt", "pdudt_es") if mixing else ():
         names[m] = f"{names[m]} ({REPLAY_NAME[mixing]})"
     return names
@@ -208,8 +209,10 @@ def table3(results: list[dict], missing: dict[str, str], default_sigma: dict[str
     by_key = {(_dataset(r["experiment"]), r["method"]): r for r in results}
     rows = []
     for d in sorted({_dataset(r["experiment"]) for r in results}):
-        for method in ("original", "original_all", "retrain", "fats", "fedrecovery_original", "fedrecovery", "hdus",
-                       "pdudt", "pdudt_es", "noise_only", "perturbed_retrain"):
+        listed = ("original", "original_all", "retrain", "fats", "fedrecovery", "hdus", "pdudt", "pdudt_es",
+                  "noise_only", "perturbed_retrain")
+        own = {m: original_of(m) for m in listed if (d, original_of(m)) in by_key and original_of(m) != "original"}
+        for method in (row for m in listed for row in ((own[m], m) if m in own else (m,))):
             paper = ref[(ref.method == PAPER_ROW.get(method, method)) & (ref.dataset == d)]
             base = {"dataset": d, "method": method,
                     "paper_mean": float(paper.paper_precision_mean.iloc[0]) if len(paper) else None,
@@ -248,36 +251,43 @@ def table3(results: list[dict], missing: dict[str, str], default_sigma: dict[str
     return without_signal(pd.DataFrame(rows))
 
 
-# the original each unlearned method starts from (default: Origin, the D-PSGD run): its attack-signal gate reads it
-ORIGINAL_OF = {"fedrecovery": "fedrecovery_original"}
-ORIGINALS = ("original", "original_all", *ORIGINAL_OF.values())
+def original_of(method: str) -> str:
+    """The row of the original `method` starts from, whose attack signal gates its cell: its own training run's
+    (`<method>_original`) where it trains one (layout.has_server: FedRecovery, FATS, HDUS), else Origin (the D-SGD
+    run)."""
+    return f"{method}_original" if layout.has_server(method) else "original"
+
+
+def is_original(method: str) -> bool:
+    return method in ("original", "original_all") or method.endswith("_original")
 
 
 def without_signal(table: pd.DataFrame) -> pd.DataFrame:
-    """An unlearned method's cell is "uninformative" where its own original (ORIGINAL_OF; Origin for the others) at
-    the same checkpoint shows no attack signal (shadow precision below CARRIED_PRECISION and AUC below CARRIED_AUC):
-    an attack that cannot tell that original's members cannot tell whether the method forgot them, so its ~50 %
-    matches the paper's by construction. The originals' own cells stay: they compare the attack's signal with the
-    paper's."""
+    """An unlearned method's cell is "uninformative" where its own original (original_of) at the same checkpoint
+    shows no attack signal (shadow precision below CARRIED_PRECISION and AUC below CARRIED_AUC): an attack that cannot
+    tell that original's members cannot tell whether the method forgot them, so its ~50 % matches the paper's by
+    construction; "not testable" where that original was not attacked. The originals' own cells stay: they compare
+    the attack's signal with the paper's."""
     if table.empty or "precision_mean" not in table:
         return table
     by_key = table.set_index(["method", "dataset", "checkpoint"])
     status = []
     for r in table.itertuples():
-        source = ORIGINAL_OF.get(r.method, "original")
+        source = original_of(r.method)
         key = (source, r.dataset, r.checkpoint)
-        if r.method in ORIGINALS or kind(r.status) not in (WITHIN, OUTSIDE):
+        if is_original(r.method) or kind(r.status) not in (WITHIN, OUTSIDE):
             status.append(r.status)
             continue
         o = by_key.loc[key] if key in by_key.index else None
+        name = labels()[source]
         if o is None or (pd.isna(o.precision_mean) and pd.isna(o.auc_mean)):  # no gate to read: not judged
-            status.append(f"{NOT_TESTABLE}: {ROWS[source]} was not attacked at checkpoint {r.checkpoint} here, so "
+            status.append(f"{NOT_TESTABLE}: {name} was not attacked at checkpoint {r.checkpoint} here, so "
                           "whether the attack has a signal to lose is unknown")
             continue
         signal = (pd.notna(o.precision_mean) and o.precision_mean >= CARRIED_PRECISION) or (
             pd.notna(o.auc_mean) and o.auc_mean >= CARRIED_AUC)
         status.append(r.status if signal else
-                      f"{UNINFORMATIVE}: {ROWS[source]} shows no attack signal at checkpoint {r.checkpoint} "
+                      f"{UNINFORMATIVE}: {name} shows no attack signal at checkpoint {r.checkpoint} "
                       f"(precision {o.precision_mean:.1f}, AUC {o.auc_mean:.1f}; needs >= {CARRIED_PRECISION:g} or "
                       f">= {CARRIED_AUC:g})")
     return table.assign(status=status)
