@@ -37,6 +37,20 @@ def within_tolerance(ours: float, paper: float, tolerance: float) -> str:
     return within(abs(ours - paper) <= tolerance)
 
 
+def within_spread(ours: float, paper: float, tolerance: float, spread: float | None, what: str) -> str:
+    """`within_tolerance`, decided only where |ours - paper| lies farther from the tolerance than `spread` (the
+    standard error of `ours` over its seeds, or one seed's spread borrowed from a multi-seed record of the same
+    cell; `what` names it): inside that band the gap decides nothing ("uninformative", with the numbers). With no
+    spread known (one seed, no multi-seed record) the verdict says it rests on one seed."""
+    gap = abs(ours - paper)
+    if spread is None:
+        return f"{within(gap <= tolerance)} (one seed: no seed spread known to weigh |ours - paper| = {gap:.3g} against)"
+    if abs(gap - tolerance) <= spread:
+        return (f"{UNINFORMATIVE}: |ours - paper| = {gap:.3g} lies within {spread:.3g} ({what}) of the tolerance "
+                f"{tolerance:g}")
+    return within(gap <= tolerance)
+
+
 def missing_status(reason: str) -> str:
     return f"missing: {reason}"
 

@@ -70,6 +70,8 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
     s.add_argument("--synthetic-timing", nargs="*", default=[],
                    help="DU's and RT's time on synthetic inputs (cdfl-timing), for datasets not on disk")
     s.add_argument("--missing", nargs="*", default=[], help="dataset=reason for each dataset not run")
+    s.add_argument("--seed-spread", default=None, help="a multi-seed record's folder (its table1-4.csv): this run's "
+                   "one-seed cells are weighed against one seed's spread there")
     s.add_argument("--out-dir", required=True)
 
 
@@ -79,7 +81,8 @@ def run(params: dict, a) -> None:
 
         missing = missing_reasons(a.missing)
         report.write_report(params, a.results, a.timings, missing, a.out_dir, convex=a.convex, figure1=a.figure1,
-                            calibration=a.calibration, synthetic_timing=a.synthetic_timing)
+                            calibration=a.calibration, synthetic_timing=a.synthetic_timing,
+                            seed_spread=a.seed_spread)
         return
     if a.step == "cdfl-figure1":
         from . import figure1

@@ -35,6 +35,7 @@ from ...report.compare import (
     subset_status,
     subset_suffix,
     verdict,
+    within_spread,
     within_tolerance,
 )
 from ...report.index import Summary
@@ -104,9 +105,22 @@ def _mia_rows(cells: list[dict], who: str, paper: pd.Series | None, label: str, 
     return row
 
 
-def cell_rows(results: list[dict], granularity: str, ref: pd.DataFrame) -> list[dict]:
-    """The rows of one (table, topology, dataset) cell over its seeds. On the MNIST subset the paper's values stand
-    beside ours uncompared; the gates that hold on any data (forgetting, MIA near 50 %) still judge."""
+def _spread(std: float | None, n: int, borrowed: tuple | None) -> tuple[float | None, str]:
+    """What a cell's mean is weighed against: its standard error over n >= 2 seeds; for one seed, one seed's spread
+    in a multi-seed record of the same cell (`borrowed`: its std, seeds and name), saying so; else none."""
+    if n >= 2 and std is not None:
+        return std / math.sqrt(n), f"its standard error over {n} seeds"
+    if borrowed is not None:
+        return borrowed[0], f"one seed's spread over the {borrowed[1]} seeds of {borrowed[2]}"
+    return None, ""
+
+
+def cell_rows(results: list[dict], granularity: str, ref: pd.DataFrame, borrowed: dict | None = None) -> list[dict]:
+    """The rows of one (table, topology, dataset) cell over its seeds, each compared with the paper's within its
+    tolerance only where the gap clears its spread (compare.within_spread; `borrowed`: {metric: (std, seeds,
+    record)} of a multi-seed record, for a one-seed run). On the MNIST subset the paper's values stand beside ours
+    uncompared; the gates that hold on any data (forgetting, MIA near 50 %) still judge."""
+    borrowed = borrowed or {}
     cells = [r["granularities"][granularity] for r in results]
     paper_rt = ref[ref.method == "rt"].iloc[0]
     paper_du = ref[ref.method == "du"].iloc[0]
@@ -115,7 +129,8 @@ def cell_rows(results: list[dict], granularity: str, ref: pd.DataFrame) -> list[
     subset = any(on_subset(r) for r in results)  # not compared with the paper's numbers (compare.subset_status)
     rows = [{"metric": "RT test acc", "ours": rt_mean, "ours_std": rt_std, "seeds": len(rt),
              "paper": paper_rt["test_acc"], "paper_std": paper_rt["test_acc_std"],
-             "status": subset_status() if subset else within_tolerance(rt_mean, paper_rt["test_acc"], RT_TOL)}]
+             "status": subset_status() if subset else within_spread(
+                 rt_mean, paper_rt["test_acc"], RT_TOL, *_spread(rt_std, len(rt), borrowed.get("RT test acc")))}]
     du_pairs = [du_accuracy(c, granularity) for c in cells]
     du_values = [a for a, _ in du_pairs]
     gaps = [a - b for a, b in zip(du_values, rt) if a is not None]
@@ -142,7 +157,8 @@ def cell_rows(results: list[dict], granularity: str, ref: pd.DataFrame) -> list[
     if gaps:
         gap_mean, gap_std = _mean_std(gaps)
         z = (gap_mean - paper_gap) / gap_std if gap_std else None
-        status = (subset_status() if subset else within_tolerance(gap_mean, paper_gap, GAP_TOL)) + note
+        status = (subset_status() if subset else within_spread(
+            gap_mean, paper_gap, GAP_TOL, *_spread(gap_std, len(gaps), borrowed.get("DU - RT gap")))) + note
         kept = forgetting_gate(results, cells, du_pairs) if granularity == "class" else None
         rows.append({"metric": "DU - RT gap", "ours": gap_mean, "ours_std": gap_std, "seeds": len(gaps),
                      "paper": paper_gap, "z": z, **class0,
@@ -191,8 +207,15 @@ def carried_row(results: list[dict], cells: list[dict], granularity: str, mia_ro
 
 
 def build_table(table: str, results: list[dict], missing: dict[str, str], run_grid: set[tuple],
-                datasets: list[str]) -> pd.DataFrame:
+                datasets: list[str], seed_spread: str | None = None) -> pd.DataFrame:
+    """One of Tables I-IV; `seed_spread`: a multi-seed record's folder, whose same table lends its cells' seed
+    spread to this run's one-seed cells (cell_rows)."""
     granularity, part = SETTINGS[table]
+    lent = {}
+    if seed_spread:
+        other = pd.read_csv(Path(seed_spread) / f"{table}.csv")
+        lent = {(r.topology, r.dataset, r.metric): (r.ours_std, int(r.seeds), Path(seed_spread).name)
+                for r in other.itertuples() if pd.notna(r.ours_std) and pd.notna(r.seeds) and r.seeds >= 2}
     ref = read_reference("cdfl", table)
     rows = []
     for (topology, dataset), paper in ref.groupby(["topology", "dataset"], sort=False):
@@ -210,7 +233,9 @@ def build_table(table: str, results: list[dict], missing: dict[str, str], run_gr
                     paper[paper.method == "du"].test_acc.iloc[0] - paper[paper.method == "rt"].test_acc.iloc[0], 2)
                 rows.append({**head, "metric": metric, "paper": value, "status": missing_status(reason)})
             continue
-        rows += [{**head, **row} for row in cell_rows(sorted(mine, key=lambda r: r["seed"]), granularity, paper)]
+        borrowed = {m: v for (t, d, m), v in lent.items() if (t, d) == (topology, dataset)}
+        rows += [{**head, **row} for row in cell_rows(sorted(mine, key=lambda r: r["seed"]), granularity, paper,
+                                                      borrowed)]
     return pd.DataFrame(rows).reindex(columns=COLUMNS)
 
 
@@ -555,7 +580,10 @@ def _load(paths: list[str]) -> list[dict]:
 
 def write_report(params: dict, result_files: list[str], timing_files: list[str], missing: dict[str, str],
                  out_dir: str, convex: list[str] | None = None, figure1: list[str] | None = None,
-                 calibration: list[str] | None = None, synthetic_timing: list[str] | None = None) -> None:
+                 calibration: list[str] | None = None, synthetic_timing: list[str] | None = None,
+                 seed_spread: str | None = None) -> None:
+    """The report; `seed_spread`: a multi-seed record's folder whose seed spread this run's one-seed cells borrow
+    (build_table), named in their statuses."""
     from ...config import section_config
 
     cfg = section_config(params, "cdfl")
@@ -564,7 +592,10 @@ def write_report(params: dict, result_files: list[str], timing_files: list[str],
     out.mkdir(parents=True, exist_ok=True)
     results, timings = _load(result_files), _load(timing_files)
     grid = {(p, t) for p in cfg["partition"]["kinds"] for t in cfg["topology"]["kinds"]}
-    tables = {name: build_table(name, results, missing, grid, cfg["datasets"]) for name in TABLES}
+    if seed_spread and not all((Path(seed_spread) / f"{t}.csv").is_file() for t in TABLES):
+        raise FileNotFoundError(f"cdfl-report --seed-spread {seed_spread}: a record folder holding "
+                                + ", ".join(f"{t}.csv" for t in TABLES) + " was expected")
+    tables = {name: build_table(name, results, missing, grid, cfg["datasets"], seed_spread) for name in TABLES}
     times = timing_table(results, timings)
     damping, sigma = sweep_table(results, "damping"), sweep_table(results, "sigma")
     convex_dataset = cfg["convex"]["dataset"]
@@ -594,7 +625,10 @@ def write_report(params: dict, result_files: list[str], timing_files: list[str],
     page.text(f"{len(results)} cell runs (dataset x partition x topology x seed). Each cell: ours (mean over seeds, "
               "std where > 1 seed) beside the paper's (Tables I-IV; reference/cdfl/). Tolerances: RT test accuracy "
               f"within {RT_TOL:g} points; DU - RT gap within {GAP_TOL:g} points of the paper's gap; MIA of DU and RT "
-              f"within 50 +- {MIA_TOL:g} where 2s >= {GATE_MIN}. Informative cells only: a class-wise gap is outside "
+              f"within 50 +- {MIA_TOL:g} where 2s >= {GATE_MIN}; RT's and the gap's verdict only where the distance "
+              "to the tolerance exceeds the mean's standard error over the seeds (one seed: one seed's spread in a "
+              "multi-seed record of the same cell where one is given, else the verdict says it rests on one seed). "
+              "Informative cells only: a class-wise gap is outside "
               f"(fails to forget) where in some seed DU keeps more than {CLASS0_GATE:g} points of class-0 accuracy "
               "above RT's, whatever the gap; DU's and RT's MIA are uninformative where the original model shows no "
               f"attack signal. Informative cells: {verdict(statuses(out, TABLES))}.")
