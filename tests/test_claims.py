@@ -42,3 +42,21 @@ def test_a_comparison_against_a_one_class_or_at_chance_loser_is_uninformative():
     assert cl.judge(True, [], why)[0] == cl.UNINFORMATIVE
     assert "98.6 % of predictions in one class" in cl.trivial_comparison([cl.not_one_class(0.986, "CNS")])
     assert cl.trivial_comparison([cl.not_one_class(0.6, "CNS"), cl.below(0.30, 0.45, "CNS")]) is None
+
+
+def test_one_seed_carries_only_beyond_twice_its_sampling_error():
+    """issue 69 item 5: R2D eicu_like's gap 0.037 passes the 2/m margin (0.003) but not twice its binomial standard
+    error (0.040 on m = 675): not shown; a wider gap is."""
+    se = ((0.145 * 0.855 + 0.182 * 0.818) / 675) ** 0.5
+    assert not cl.carried_paired([0.037], 2 / 675, "gap", se=se).ok
+    assert "twice its sampling standard error, 0.04" in cl.carried_paired([0.037], 2 / 675, "gap", se=se).what
+    assert cl.carried_paired([0.045], 2 / 675, "gap", se=se).ok and cl.carried_paired([0.037], 2 / 675, "gap").ok
+
+
+def test_a_trend_holds_only_where_most_seeds_show_it():
+    """A pooled z far past its critical value on the one seed of five whose curve can move is no trend: None, with
+    the count; three of five moving the expected way decide it."""
+    test, text = cl.per_seed([-0.05], [0.005], -1, seeds=5)
+    assert test is None and "1 of 5 seeds show it" in text
+    assert cl.per_seed([-0.05, -0.04, -0.06], [0.005] * 3, -1, seeds=5)[0] is True
+    assert cl.per_seed([-0.05], [0.005], -1)[0] is True  # one seed of one

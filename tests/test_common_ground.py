@@ -337,6 +337,33 @@ def test_a_put_together_refuses_a_part_of_another_method_and_the_study_reads_the
         parts.combine_part(params, "client", root, names, [0])
 
 
+def test_the_one_class_check_recomputes_the_judges_shares_and_fills_a_result_that_lacks_them(tiny, tmp_path):
+    """issue 69 item 3: common-one-class re-runs a method on a run's stored originals and gives each remaining
+    model's top-class share exactly as the judge does; the report fills a result written before the shares from it
+    (and so judges the one-class check), and refuses a check of a result that has its own."""
+    from unlearning.experiments.common_ground import parts
+    from unlearning.experiments.common_ground.report import with_one_class_checks
+
+    params, features, _ = tiny
+    root, names = str(tmp_path), ["retrain", "finetune"]
+    parts.run_setting(params, "client", features, root, dec.configured_methods(params, "client", names), [0])
+    check = tmp_path / "check.json"
+    parts.one_class_check(params, "client", "finetune", features, str(check), root, [0])
+    got = json.loads(check.read_text())
+    result = json.loads(Path(layout.result("client", 0, root)).read_text())
+    judged = result["methods"]["finetune"]["top_class_shares"]
+    assert got["seeds"]["0"]["top_class_shares"] == judged and len(judged) == 3
+    with pytest.raises(ValueError, match="has its own top-class shares"):
+        with_one_class_checks([json.loads(json.dumps(result))], [str(check)])
+    old = json.loads(json.dumps(result))
+    del old["methods"]["finetune"]["top_class_shares"]
+    notes = with_one_class_checks([old], [str(check)])
+    assert old["methods"]["finetune"]["top_class_shares"] == judged and "check.json" in notes[0]
+    (tmp_path / "other_seed.json").write_text(json.dumps({**got, "seeds": {"1": got["seeds"]["0"]}}))
+    with pytest.raises(ValueError, match="no client result of 'finetune' at seed 1"):
+        with_one_class_checks([old], [str(tmp_path / "other_seed.json")])
+
+
 def test_a_part_without_its_options_stops_in_one_line(tmp_path, capsys):
     from unlearning.__main__ import main
 
@@ -962,7 +989,8 @@ def test_the_recorded_common_grounds_report_rebuilds_from_its_files_byte_for_byt
                  str(rec / "results/centralized_mlp.json"), str(rec / "timings/centralized_mlp.json"),
                  files("results/client_s*.json") + files("results/sample_s*.json"),
                  files("timings/client_s*.json") + files("timings/sample_s*.json"), {}, str(tmp_path),
-                 str(rec / "results/references_client_s0.json"), files("results/canary/*.json"))
+                 str(rec / "results/references_client_s0.json"), files("results/canary/*.json"),
+                 files("checks/*.json"))
     for name in ("index.md", "client.csv", "sample.csv", "originals.csv", "centralized.csv", "centralized_mlp.csv",
                  "summary.json", "references.csv", "canary.csv"):
         assert (tmp_path / name).read_bytes() == (rec / name).read_bytes(), name

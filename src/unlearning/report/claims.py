@@ -41,14 +41,19 @@ def carried(original: float, reference: float, margin: float, what: str, unit: s
                                f"(gap {gap:.4g}{unit}, needs > {margin:g}{unit})")
 
 
-def carried_paired(gaps: list[float], margin: float, what: str, alpha: float = 0.05) -> Check:
+def carried_paired(gaps: list[float], margin: float, what: str, alpha: float = 0.05,
+                   se: float | None = None) -> Check:
     """The original carried what is removed, paired over seeds: `gaps` holds each seed's original-minus-reference
     effect (signed so that carrying is positive). The mean gap must exceed `margin`, and with two or more seeds a
-    one-sided paired t-test must reject "no effect" at `alpha`; one seed gives no test, only the margin."""
+    one-sided paired t-test must reject "no effect" at `alpha`; one seed gives no test: its gap must exceed the
+    margin and, where its sampling standard error `se` is known (binomial, on the samples measured), twice it."""
     mean = statistics.fmean(gaps)
     text = f"{what}: mean gap {mean:.4g} over {len(gaps)} seed{'s' * (len(gaps) > 1)}"
     if len(gaps) < 2:
-        return Check(mean > margin, f"{text} (one seed: no paired test; needs > {margin:g})")
+        if se is None:
+            return Check(mean > margin, f"{text} (one seed: no paired test; needs > {margin:g})")
+        return Check(mean > max(margin, 2 * se), f"{text} (one seed: no paired test; needs > {margin:.4g} and > "
+                                                 f"twice its sampling standard error, {2 * se:.4g})")
     p = float(stats.ttest_1samp(gaps, 0.0, alternative="greater").pvalue) if statistics.stdev(gaps) > 0 else (
         0.0 if mean > 0 else 1.0)
     return Check(mean > margin and p < alpha, f"{text} (per seed {min(gaps):.4g} to {max(gaps):.4g}, paired "
@@ -65,17 +70,24 @@ def below(value: float, ceiling: float, what: str, unit: str = "") -> Check:
     return Check(value < ceiling, f"{what}: {value:.4g}{unit} (needs < {ceiling:g}{unit})")
 
 
-def per_seed(changes: list[float], ses: list[float], expected: int, alpha: float = 0.05) -> tuple[bool | None, str]:
+def per_seed(changes: list[float], ses: list[float], expected: int, alpha: float = 0.05,
+             seeds: int | None = None) -> tuple[bool | None, str]:
     """A change measured on each seed, each with its own sampling standard error, pooled by Stouffer's z (the
     seeds' z-scores summed over sqrt(n)): True when the pooled z moves the `expected` way (+1 / -1) at one-sided
-    `alpha` and no seed moves significantly the other way, False when the pooled z moves the other way, None
-    otherwise (within the sampling error, or seeds that contradict each other). Returns it and the numbers."""
+    `alpha`, no seed moves significantly the other way and most of the run's `seeds` (default: the seeds measured;
+    a seed whose curve cannot move shows nothing) move the expected way; False when the pooled z moves the other
+    way, None otherwise (within the sampling error, seeds that contradict each other, or a trend on too few seeds).
+    Returns it and the numbers."""
     zs = [c / se if se > 0 else math.copysign(math.inf, c) if c else 0.0 for c, se in zip(changes, ses)]
     pooled = sum(zs) / math.sqrt(len(zs))
     crit = float(stats.norm.isf(alpha))
     text = (f"pooled z {pooled:+.1f} over {len(zs)} seed{'s' * (len(zs) > 1)} (needs beyond {crit:.2f}); per seed "
             + ", ".join(f"{c:+.3g} (z {z:+.1f})" for c, z in zip(changes, zs)))
     against = any(expected * z < -crit for z in zs)
+    seeds = len(zs) if seeds is None else seeds
+    shown = sum(expected * c > 0 for c in changes)
+    if expected * pooled > crit and not against and 2 * shown <= seeds:
+        return None, f"{text}; {shown} of {seeds} seeds show it (a trend needs most of them)"
     if expected * pooled > crit and not against:
         return True, text
     return (False if expected * pooled < -crit else None), text

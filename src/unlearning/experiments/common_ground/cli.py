@@ -35,6 +35,15 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
     s.add_argument("--setting", required=True, help="client | sample")
     s.add_argument("--method", required=True, help="a configured method of the setting that takes the budget")
     add_file_options(s, ["--features", "--out"])
+    s = sub.add_parser("common-one-class", parents=[common],
+                       help="common ground: a method re-run on a run's stored originals, each remaining model's "
+                            "top-class share (the one-class check of a result that predates it; common-report "
+                            "--one-class reads it)")
+    s.set_defaults(run=run)
+    s.add_argument("--setting", required=True, help="client | sample")
+    s.add_argument("--method", required=True, help="a configured method of the setting")
+    s.add_argument("--root", default=".", help="the run's working directory, whose artifacts/ hold the originals")
+    add_file_options(s, ["--features", "--out"])
     s = sub.add_parser("common-references", parents=[common],
                        help="common ground: each attack's strength on the D-SGD original against the number of "
                             "reference models (attack.reference_counts)")
@@ -55,7 +64,7 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
     s = sub.add_parser("common-report", parents=[common], help="common ground: the report")
     s.set_defaults(run=run)
     add_file_options(s, ["--centralized?", "--timing?", "--mlp?", "--mlp-timing?", "--decentralized*",
-                          "--decentralized-timings*", "--references?", "--canary*", "--out-dir"])
+                          "--decentralized-timings*", "--references?", "--canary*", "--one-class*", "--out-dir"])
     s.add_argument("--missing", nargs="*", default=[], help="setting=reason for each setting that could not run")
 
 
@@ -84,7 +93,12 @@ def run(params: dict, a) -> None:
         from .report import write_report
 
         write_report(params, a.centralized, a.timing, a.mlp, a.mlp_timing, a.decentralized, a.decentralized_timings,
-                     missing_reasons(a.missing), a.out_dir, a.references, a.canary)
+                     missing_reasons(a.missing), a.out_dir, a.references, a.canary, a.one_class)
+        return
+    if a.step == "common-one-class":
+        from .parts import one_class_check
+
+        one_class_check(params, a.setting, a.method, a.features, a.out, a.root)
         return
     if a.step == "common-canary":
         from .canary import step_canary

@@ -6,7 +6,9 @@ layout.py.
 - `original_part`, per (setting, seed, family): one original trained, stored (its directory), and judged;
 - `method_part`, per (setting, method): the method on every seed from its original's stored state, judged, with
   what its audit reads (its noiseless output; retraining's models, the audit's reference);
-- `combine_part`, per setting: each seed's result, scores and timing put together, the audits computed.
+- `combine_part`, per setting: each seed's result, scores and timing put together, the audits computed;
+- `one_class_check`, per (setting, method), outside the graph: each remaining model's top-class share for a method
+  re-run on stored originals, for a result written before the judge kept the shares (common-report --one-class).
 
 Editing one method's module re-runs its jobs and what reads them (the put-together and the report) only: a method
 job runs its own method module and no other (common.smk lists its files).
@@ -21,7 +23,9 @@ from pathlib import Path
 import torch
 
 from ... import families
+from ...evaluate.forward import logits_in_batches
 from ...files import load_metadata, load_tensors, save_tensors, write_json
+from ...resolved import config_record
 from . import config, layout
 from . import decentralized as dec
 from .judge import Judge
@@ -141,3 +145,26 @@ def run_setting(params: dict, setting: str, features: str, root: str, methods: d
     for name, info in infos.items():
         method_part(params, setting, name, features, root, info, seeds)
     combine_part(params, setting, root, list(infos), seeds)
+
+
+def one_class_check(params: dict, setting: str, method: str, features: str, out: str, root: str = ".",
+                    seeds: list[int] | None = None) -> None:
+    """`method` re-run on every seed from the originals stored under `root` (a run's working directory), and each
+    remaining model's share of test predictions in its most predicted class, as the judge computes it
+    (`top_class_shares`), with its test accuracy: the one-class check of a result written before the judge kept the
+    shares. common-report --one-class reads the file."""
+    info = dec.configured_methods(params, setting, [method])[method]
+    budget, shares = config(params)["budget"], {}
+    for seed in config(params)["decentralized"]["seeds"] if seeds is None else seeds:
+        dec.check_seed(params, seed)
+        setup = dec.make_setup(params, setting, seed, features)
+        state = families.load(info.original, dec.context(params, setting, seed, features, setup,
+                                                         Path(layout.family_root(setting, seed, root))))
+        res = info(state, setup.request, dec.method_config(state.setup.cfg, budget, info))
+        fns = res.predict or [lambda x, row=row: torch.cat(list(logits_in_batches(setup, row, x))) for row in res.theta]
+        predicted = [f(setup.x_test).argmax(1) for f in fns]
+        shares[str(seed)] = {"top_class_shares": [float(torch.bincount(p).max() / len(p)) for p in predicted],
+                             "test_accuracy": [float((p == setup.y_test).float().mean()) for p in predicted]}
+        log.info("%s seed %d, %s: top-class shares %s", setting, seed, method,
+                 [round(s, 3) for s in shares[str(seed)]["top_class_shares"]])
+    write_json(out, {"setting": setting, "method": method, "seeds": shares, "config": config_record(params)})

@@ -428,6 +428,28 @@ ONE_CLASS_NOT_CHECKED = ("one-class check: not in this result (written before th
                          "share; its job re-run adds it)")
 
 
+def with_one_class_checks(results: list[dict], checks: list[str]) -> list[str]:
+    """Each check's top-class shares (parts.one_class_check: the method re-run on the run's stored originals) put
+    into the results of its (setting, method) that lack them, seed by seed; what was filled, in words. A check of a
+    result that has its own shares, or of a seed or method the results do not hold, is refused."""
+    notes = []
+    for path in checks:
+        check = json.loads(Path(path).read_text())
+        setting, method = check["setting"], check["method"]
+        for seed, part in check["seeds"].items():
+            r = next((r for r in results if r["setting"] == setting and str(r["seed"]) == seed), None)
+            if r is None or method not in r["methods"]:
+                raise ValueError(f"--one-class {path}: no {setting} result of {method!r} at seed {seed} among "
+                                 "--decentralized; valid: a check of a method and seed those results hold")
+            if r["methods"][method].get("top_class_shares") is not None:
+                raise ValueError(f"--one-class {path}: the {setting} result of {method!r} at seed {seed} has its "
+                                 "own top-class shares; a check is for a result that predates them")
+            r["methods"][method]["top_class_shares"] = part["top_class_shares"]
+        notes.append(f"{label(r, method)} ({setting}, seeds {', '.join(check['seeds'])}): top-class shares from "
+                     f"`{Path(path).name}`, the method re-run on the run's stored originals (its results predate them)")
+    return notes
+
+
 def removal_status(gap: list[float], own_original_gap: list[float], retrain_gap: list[float],
                    margin: float = REMOVAL_MARGIN, shares: list[list[float] | None] | None = None,
                    original_shares: list[list[float] | None] | None = None) -> str:
@@ -717,10 +739,11 @@ CANARY_TEXT = (
 
 def write_report(params: dict, centralized: str | None, timing: str | None, mlp: str | None, mlp_timing: str | None,
                  decentralized: list[str], decentralized_timings: list[str], missing: dict[str, str],
-                 out_dir: str, references: str | None = None, canary: list[str] | None = None) -> None:
+                 out_dir: str, references: str | None = None, canary: list[str] | None = None,
+                 one_class: list[str] | None = None) -> None:
     """The report; `missing` holds {setting: reason} for a setting that could not run (its data absent);
     `references` the reference-count study (decentralized.reference_study), where it ran; `canary` the canary
-    audits (canary.py)."""
+    audits (canary.py); `one_class` one-class checks (parts.one_class_check) for results that predate the shares."""
     if centralized is None and "centralized" not in missing:
         raise ValueError("common-report: give --centralized and --timing, or --missing centralized=<reason>")
     if not decentralized and "decentralized" not in missing:
@@ -744,6 +767,7 @@ def write_report(params: dict, centralized: str | None, timing: str | None, mlp:
         mlp_result = {"widths": None, "trials": None, "controls": config(params)["centralized"]["controls"]}
         mlp_table = pd.DataFrame([{"method": "all", "status": f"missing: {missing.get('centralized', 'not run')}"}])
     dec_results = [json.loads(Path(f).read_text()) for f in decentralized]
+    checked = with_one_class_checks(dec_results, one_class or [])
     attacks = attack_columns(attacks_of(dec_results))
     if dec_results:
         seconds = _mean_seconds([json.loads(Path(f).read_text()) for f in decentralized_timings])
@@ -809,6 +833,8 @@ def write_report(params: dict, centralized: str | None, timing: str | None, mlp:
         page.heading(title)
         page.text(DEC_TEXT[setting])
         page.text(rmia_sentence([r for r in dec_results if r["setting"] == setting]))
+        if notes := [n for n in checked if f"({setting}," in n]:
+            page.text("One-class checks: " + "; ".join(notes) + ".")
         decentralized_views(page, dec_tables[setting], attacks)
         if not canary_tables[setting].empty:
             table_views(page, canary_tables[setting], (("Canary audit", CANARY_COLUMNS),), status="canary audit")

@@ -346,7 +346,8 @@ def claims(runs: list[dict], t89: pd.DataFrame, epsilon: float) -> pd.DataFrame:
         pairs = [(r["noiseless"]["original"]["unlearned_error"], r["noiseless"]["1"]["unlearned_error"])
                  for r in rs if "1" in r["noiseless"]]
         carried = cl.carried_paired([re - o for o, re in pairs], 2 / m,
-                                    "retrain's minus the original's error on the forgotten users") if pairs else None
+                                    "retrain's minus the original's error on the forgotten users", se=math.sqrt(
+                                        sum(e * (1 - e) for e in pairs[0]) / m)) if pairs else None
         rows.append(cl.row(dataset, f"the original carried the forgotten users: its error on them lower than the "
                            f"noiseless retrain's by more than 2 of m = {m} samples, paired over {seeds}",
                            ", ".join(f"{o:.3f} vs {re:.3f}" for o, re in pairs),
@@ -386,7 +387,7 @@ def claims(runs: list[dict], t89: pd.DataFrame, epsilon: float) -> pd.DataFrame:
                                                                   f"{len(partial)} partial rewind(s) run")))
                 rows.append(cl.row(dataset, claim, curve, verdict, "Fig. 1(a), Sec. 4.5"))
                 continue
-            test, text = cl.per_seed(changes, ses, -1)
+            test, text = cl.per_seed(changes, ses, -1, seeds=len(rs))
             moving = f"{len(changes)} of {len(rs)} seeds can move ({at_floor} start at their retrain's error)"
             rows.append(cl.row(dataset, claim, f"{curve}; {moving}", _verdict(test, text, []),
                                "Fig. 1(a), Sec. 4.5", -max(changes)))
@@ -402,8 +403,10 @@ def claims(runs: list[dict], t89: pd.DataFrame, epsilon: float) -> pd.DataFrame:
         compared = [statistics.fmean(r["noiseless"]["1"]["unlearned_error"] - cells[(f, epsilon)][k][1][
             "unlearned_error"] for f in live) for k, r in enumerate(rs) if live and "1" in r["noiseless"]]
         if compared:  # the model compared is the noised original: it must carry the users too (issue 56)
+            noised = statistics.fmean(cells[(f, epsilon)][0][1]["unlearned_error"] for f in live)
             pre.append(cl.carried_paired(compared, 2 / m, "the compared, noised original: retrain's minus its error "
-                                                          "on the forgotten users, mean over the judged rewinds"))
+                                                          "on the forgotten users, mean over the judged rewinds",
+                                         se=_sampling_se(noised, m)))
         if not live:
             pre.append(cl.Check(False, f"no partial rewind has every seed's model above chance and not near "
                                        f"one-class; first unmet: {unmet.what}"))
@@ -414,7 +417,7 @@ def claims(runs: list[dict], t89: pd.DataFrame, epsilon: float) -> pd.DataFrame:
             pairs_k = [cells[(f, epsilon)][k] for f in live]
             rises.append(statistics.fmean(u["unlearned_error"] - o["unlearned_error"] for u, o in pairs_k))
             ses.append(_sampling_se(statistics.fmean(o["unlearned_error"] for _, o in pairs_k), r["m"]))
-        test, text = cl.per_seed(rises, ses, +1)
+        test, text = cl.per_seed(rises, ses, +1, seeds=len(rs))
         rows.append(cl.row(dataset, claim, f"{measured} (judged on {', '.join(f'{100 * f:.0f}%' for f in live)})",
                            _verdict(test, text, pre), "Fig. 1(e)", min(rises)))
     for dataset in sorted(set(t89[t89.status == STAND_IN].dataset)):  # R2D against CNS (Tables 8-9's seed)

@@ -351,10 +351,12 @@ def claims(f3a: pd.DataFrame, f3c: pd.DataFrame) -> pd.DataFrame:
             plateau = c["mean"].max()
             flat = c["mean"].iloc[0] >= plateau - 2 * se.iloc[0]
             test = False if (drops < 0).any() else True
+            few = off is not None and 1 <= int(off.sum()) < 2  # a trend needs two points that can move
             add(claim, " -> ".join(f"{v:.3f}" for v in c["mean"]),
-                cl.judge(test, _leaves_chance(c, name),
-                         cannot_fail=f"the curve starts at its plateau ({c['mean'].iloc[0]:.3f} against "
-                                     f"{plateau:.3f}): it cannot rise" if flat and test else None),
+                cl.judge(test, _leaves_chance(c, name), cannot_fail=(
+                    f"only {int(off.sum())} of {len(off)} points leaves chance: no trend to judge" if few and test
+                    else f"the curve starts at its plateau ({c['mean'].iloc[0]:.3f} against {plateau:.3f}): it "
+                         "cannot rise" if flat and test else None)),
                 float(drops.min()) if len(drops) else None)
         for b in ("128", "full"):
             claim = f"Figure 3a b={b}: unlearned within {RETRAIN_GAP} of retrained at every epsilon"
