@@ -205,7 +205,7 @@ def reported_rrdu(results_dir: Path) -> dict:
                 out[f"{cell}.finetune.stream={st['stream']}"] = walk(st["finetune"])
             out.update({f"{cell}.{key}={rec['value']:g}": walk(rec) for key, recs in a["sweeps"].items()
                         for rec in recs})
-            out.update({f"{cell}.epoch.{rec['run']}": walk(rec) for rec in a["sensitivity"]})
+            out.update({f"{cell}.epoch.{rec['run']}": walk(rec) for rec in a["sensitivity"] or []})
             out[f"{cell}.ddp"] = pick(a["baselines"]["ddp"]["final"])
             out[f"{cell}.dpsgd"] = {"clean": a["baselines"]["dpsgd"]["final"]["clean"]}
             out.update({f"{cell}.scratch.hops={h}": pick(m) for h, m in a["scratch"]["marks"].items()})

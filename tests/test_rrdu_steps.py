@@ -5,12 +5,14 @@ numbers."""
 from __future__ import annotations
 
 import copy
+import json
 
 import pytest
 import torch
 
 from unlearning.data.sources.synthetic import synthetic
 from unlearning.experiments.rrdu import steps
+from unlearning.experiments.rrdu.layout import ABLATION_PARTS, ablation_parts
 from unlearning.files import save_tensors
 
 
@@ -103,8 +105,13 @@ def test_the_ablation_parts_are_separate_jobs_joined_into_one_file(params, tmp_p
                  str(tmp_path / "st.json"), "--checkpoint", ck]) == 0
     with pytest.raises(ValueError, match="--part: 'sweeps' is not one of baseline, sensitivity, baselines, scratch"):
         steps.step_ablation_part(p, "synthetic", data, ck, "sweeps", str(tmp_path / "x.json"), str(tmp_path / "y.json"))
-    out = {part: (str(tmp_path / f"{part}.json"), str(tmp_path / f"{part}_t.json")) for part in steps.ABLATION_PARTS}
-    for part in reversed(steps.ABLATION_PARTS):
+    off = {**p, "rrdu": {**p["rrdu"], "sensitivity": False}}  # issue 70 item 1: the reading at the paper scale only
+    with pytest.raises(ValueError, match=r"'sensitivity' is not one of baseline, baselines, scratch \(rrdu.sensitivity: "
+                                         "false"):
+        steps.step_ablation_part(off, "synthetic", data, ck, "sensitivity", str(tmp_path / "x.json"),
+                                 str(tmp_path / "y.json"))
+    out = {part: (str(tmp_path / f"{part}.json"), str(tmp_path / f"{part}_t.json")) for part in ABLATION_PARTS}
+    for part in reversed(ABLATION_PARTS):
         assert main(["rrdu-ablations", *common, "--part", part, "--checkpoint", ck, "--out", out[part][0],
                      "--timing", out[part][1]]) == 0
     results, timings = [o for o, _ in out.values()], [t for _, t in out.values()]
@@ -120,6 +127,13 @@ def test_the_ablation_parts_are_separate_jobs_joined_into_one_file(params, tmp_p
     t = json.loads((tmp_path / "mt.json").read_text())
     assert {"baseline_s", "sweeps", "sensitivity", "baselines", "scratch", "evaluation_s"} <= t.keys()
     assert not (tmp_path / "x.json").exists()
+    without = [i for i, part in enumerate(ABLATION_PARTS) if part != "sensitivity"]
+    steps.merge_ablations([results[i] for i in without], [timings[i] for i in without], str(tmp_path / "w.json"),
+                          str(tmp_path / "wt.json"))
+    short = json.loads((tmp_path / "w.json").read_text())
+    assert short["sensitivity"] is None and {k: v for k, v in short.items() if k != "sensitivity"} == {
+        k: v for k, v in merged.items() if k != "sensitivity"}
+    assert ablation_parts({"sensitivity": False}) == ("baseline", "baselines", "scratch")
 
 
 def test_the_walk_summary_reads_the_hops_around_the_visits_and_the_tail():

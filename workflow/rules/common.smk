@@ -11,7 +11,7 @@ from unlearning.config import (ParamsError, check_params, experiment_config, exp
 from unlearning.data.availability import (column_source, features_missing_reason, missing_reason,
                                           user_data_missing_reason)
 from unlearning.experiments.pdudt import layout as pdudt_layout
-from unlearning.experiments.rrdu.layout import ABLATION_PARTS as RRDU_ABLATION_PARTS
+from unlearning.experiments.rrdu.layout import ablation_parts as rrdu_parts
 from unlearning.plugins import module_file
 from unlearning.resolved import write_resolved
 from unlearning.sources import module_files
@@ -606,7 +606,7 @@ def rrdu_ablation_results():
 
 def rrdu_ablation_parts(dataset, kind):
     """The ablation parts' results or timings for one dataset (rule rrdu_ablation_part)."""
-    return [f"{kind}/rrdu/{dataset}/ablations/{p}.json" for p in RRDU_ABLATION_PARTS]
+    return [f"{kind}/rrdu/{dataset}/ablations/{p}.json" for p in rrdu_parts(RRDU)]
 
 
 def rrdu_timings():

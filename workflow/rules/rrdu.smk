@@ -38,7 +38,7 @@ rule rrdu_ablation_part:
         timing="timings/rrdu/{dataset}/ablations/{part}.json",
     wildcard_constraints:
         dataset=r"[a-z0-9_]+",
-        part="|".join(RRDU_ABLATION_PARTS),
+        part="|".join(rrdu_parts(RRDU)),
     params:
         cfg=lambda wc: rrdu_params(wc.dataset),
     log:

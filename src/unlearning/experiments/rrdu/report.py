@@ -243,7 +243,7 @@ def sensitivity_table(seeds: list[dict], ablations: list[dict]) -> pd.DataFrame:
             paper[f"table3 p={p:g}"] = (f"Table 3 p = {p:g}", t3[(t3.dataset == column) & np.isclose(t3.p, p)])
             default[f"table3 p={p:g}"] = next((x for x in (first or {}).get("table3", [])
                                                if x["p"] == p and x["stream"] == 0), None)
-        epoch = {x["run"]: x for x in a.get("sensitivity", [])}
+        epoch = {x["run"]: x for x in a.get("sensitivity") or []}
         for run, (label, ref) in paper.items():
             for reading, rec in ((1, default.get(run)), ("epoch", epoch.get(run))):
                 if rec is None:
@@ -612,7 +612,8 @@ def choices(cfg: dict, seeds: list[dict], ablations: list[dict]) -> list[str]:
         "swept value; xi is drawn standard and scaled by sigma. Besides the final hop, every walk reports the mean "
         "and minimum ASR over its last hops and the ASR between and after u's visits (the ASR after every hop).",
         "- Spec A1's sensitivity reading (one local epoch of minibatch steps per non-u hop, as in training; the "
-        "u-step stays one step) runs on the first stream for the baseline and Table 3's p = 0 and p = 0.1.",
+        "u-step stays one step) runs on the first stream for the baseline and Table 3's p = 0 and p = 0.1"
+        + ("." if cfg["sensitivity"] else ", at the paper scale only (rrdu.sensitivity; not at this one)."),
         "- The Fashion-MNIST column stands in for MNIST: FLNet with Table 12's MNIST values (rho = 10.82, L = 0.5) "
         "and [0, 1] pixels; it is judged by the claims, not by MNIST's numbers.",
         f"- Baselines from theta_0 and its Adam state on D minus D_f, T_u hops, one update of s = {u['s']} "
@@ -705,7 +706,9 @@ def write_report(params: dict, seed_files: list[str], ablation_files: list[str],
     page.heading("Two readings of an unlearning hop (spec A1)")
     page.text("The paper does not say how much work an unlearning hop does. One update per hop (the default) "
               "against one local epoch per non-u hop, as a training hop does; which of the paper's rows each "
-              "reading meets.")
+              "reading meets." + ("" if all(a.get("sensitivity") for a in ablations) else
+                                   " The second reading runs where rrdu.sensitivity is on (the paper scale; not "
+                                   "here): the recorded one is reports/recorded/rrdu_fashion_mnist/sensitivity.csv."))
     page.table(readings, ".4g")
     for name in TABLES:
         page.heading(TITLES[name])

@@ -53,7 +53,7 @@ from ...resolved import config_record
 from ...seeding import derive_seed, deterministic_algorithms
 from ...train.optim import LocalOptimizer, OptState
 from ...train.random_walk import Hop, Streams, Token, uniform_neighbour, walk
-from .layout import ABLATION_PARTS
+from .layout import ablation_parts
 
 log = logging.getLogger("unlearning")
 
@@ -536,9 +536,10 @@ def step_ablation_part(params: dict, dataset: str, processed: str, checkpoint: s
     """One part of the ablations on the first seed's original (see the module docstring): "baseline" (the
     baseline RR-DU run on every stream and Tables 14-17), "sensitivity", "baselines" (Figure 1's) or "scratch".
     Each run seeds its own streams, so the parts are independent jobs and their results do not depend on order."""
-    if part not in ABLATION_PARTS:
-        raise ValueError(f"--part: {part!r} is not one of {', '.join(ABLATION_PARTS)}")
     cfg = config(params)
+    if part not in ablation_parts(cfg):
+        raise ValueError(f"--part: {part!r} is not one of {', '.join(ablation_parts(cfg))} (rrdu.sensitivity: "
+                         f"{str(cfg['sensitivity']).lower()})")
     setup = make_setup(params, dataset, cfg["seeds"][0], processed)
     every = cfg["eval"]["every"]
     evaluator = Evaluator(setup)
@@ -605,23 +606,26 @@ def baseline_and_sweeps(setup: Setup, token: Token, snap: Snapshot, evaluator: E
 
 def merge_ablations(parts: list[str], timings: list[str], out: str, timing: str) -> None:
     """Join the parts' results (and timings) into the one ablations file the report reads; every part must be
-    there once (Snakemake gives them one configuration; the baseline part's record of it is kept)."""
+    there once, the sensitivity reading where it ran (Snakemake gives them one configuration; the baseline part's
+    record of it is kept). Without the reading, its entries are null."""
     results = {r["part"]: r for r in map(read_json, parts)}
     times = {t["part"]: t for t in map(read_json, timings)}
     for what, got in (("--parts", results), ("--timings", times)):
-        if sorted(got) != sorted(ABLATION_PARTS) or len(got) != len(parts):
-            raise ValueError(f"{what}: need one file per part {', '.join(ABLATION_PARTS)}; got {sorted(got)}")
+        wanted = ablation_parts({"sensitivity": "sensitivity" in got})
+        if sorted(got) != sorted(wanted) or len(got) != len(parts):
+            raise ValueError(f"{what}: need one file per part {', '.join(ablation_parts({'sensitivity': True}))} "
+                             f"(the sensitivity reading where rrdu.sensitivity is on); got {sorted(got)}")
     base = results["baseline"]
     streams = base.pop("baseline_streams")
     finetune = results["baselines"]["baselines"]["finetune"]["streams"]
     merged = {k: v for k, v in base.items() if k not in ("part", "config")}
-    merged.update(sensitivity=results["sensitivity"]["sensitivity"], baselines=results["baselines"]["baselines"],
+    merged.update(sensitivity=results["sensitivity"]["sensitivity"] if "sensitivity" in results else None, baselines=results["baselines"]["baselines"],
                   streams=[{"stream": k, "rrdu": rec, "finetune": finetune[k]} for k, rec in enumerate(streams)],
                   scratch=results["scratch"]["scratch"], config=base["config"])
     t = times["baseline"]
     joined = {"experiment": t["experiment"].removesuffix("_baseline"), "baseline_s": t["baseline_s"],
               "baseline_streams_s": t["baseline_streams_s"], "sweeps": t["sweeps"],
-              "sensitivity": times["sensitivity"]["sensitivity"], "baselines": times["baselines"]["baselines"],
+              "sensitivity": times["sensitivity"]["sensitivity"] if "sensitivity" in times else None, "baselines": times["baselines"]["baselines"],
               "scratch": times["scratch"]["scratch"],
               "evaluation_s": sum(x["evaluation_s"] for x in times.values()),
               "clients": base["clients"], "T": base["T"]}
