@@ -61,3 +61,15 @@ def test_the_table_of_papers_is_the_records():
 
     shown = README.read_text().split("<!-- papers-table -->\n", 1)[1].split("\n<!-- /papers-table -->", 1)[0]
     assert shown == papers_table(ROOT), "the README's table drifted: paste `python -m unlearning papers-table`"
+
+
+def test_the_table_of_measured_runs_is_benchmarks_results():
+    """issue 70 item 5: docs/running.md's table of measured runs is generated from benchmarks/results/runs.json."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("runs_table", ROOT / "benchmarks" / "runs_table.py")
+    runs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(runs)
+    page = (ROOT / "docs" / "running.md").read_text()
+    shown = page.split("<!-- runs-table -->\n", 1)[1].split("\n<!-- /runs-table -->", 1)[0]
+    assert shown == runs.table(), "docs/running.md's table drifted: paste `python benchmarks/runs_table.py`"
