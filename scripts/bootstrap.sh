@@ -20,3 +20,4 @@ pip=(.venv/bin/python -m pip --disable-pip-version-check)
 "${pip[@]}" install --quiet --no-deps --no-build-isolation -e .
 "${pip[@]}" check
 bash scripts/get_data.sh
+bash scripts/get_browser.sh

@@ -16,7 +16,9 @@ from urllib.parse import unquote, urlparse
 import pytest
 
 CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium installed (Debian: apt install chromium)")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason=(
+    "no Chromium installed: scripts/bootstrap.sh installs it as root on Debian (scripts/get_browser.sh); elsewhere put "
+    "chromium or google-chrome on PATH"))
 WIDTH = 1280
 # run after the page has loaded: what the browser made of it, written into the DOM that --dump-dom prints
 CHECK = """<script>window.addEventListener('load', function () {

@@ -927,7 +927,7 @@ def test_the_canary_table_corrects_over_its_rows_and_refuses_a_score_of_several_
     assert canary_table([old], "client", 1).status[0].startswith("not testable: written when the score averaged")
     missed = {**run, "correct": 300, "control_2x": {"epsilon": 4.0, "mechanism": "randomized response", "correct": 310}}
     table = canary_table([missed], "client", 1)
-    assert list(table.method) == ["DU", "DU: its original (control)", "DU: randomized response at 4 (positive control)"]
+    assert list(table.method) == ["DU", "DU: its original (control)", "DU: 2x control"]
     assert table.status[2].startswith("missed") and table.status[0].startswith("uninformative") and \
         "no power near the claim" in table.status[0]
     assert canary_table([{**missed, "control_2x": {**missed["control_2x"], "correct": 590}}], "client",

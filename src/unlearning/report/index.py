@@ -37,8 +37,8 @@ READABLE = {"method": "method", "test_accuracy": "test accuracy", "forget_accura
             "mechanism_mu": "mechanism's mu", "level": "level (corrected)",
             "gdp_epsilon_lower": "f-DP (Gaussian) bound",
             "canaries": "canaries", "guesses": "guesses", "correct": "correct guesses",
-            "epsilon_lower": "epsilon's lower bound", "refutable_epsilon": "the claim allows (2 epsilon)",
-            "ceiling": "the most these guesses can show"}
+            "epsilon_lower": "epsilon's lower bound", "refutable_epsilon": "refutable (2 epsilon)",
+            "ceiling": "ceiling (all right)"}
 
 
 def readable() -> dict[str, str]:

@@ -682,7 +682,7 @@ def canary_table(runs: list[dict], setting: str, rows_n: int) -> pd.DataFrame:
                      "epsilon_lower": control, "gdp_epsilon_lower": f_dp[r["control_correct"]],
                      "status": canary_control_verdict(control, refutable)})
         if c2 is not None:
-            rows.append({"method": f"{r['label']}: {c2['mechanism']} at {c2['epsilon']:.3g} (positive control)",
+            rows.append({"method": f"{r['label']}: 2x control",
                          **common, "correct": c2["correct"], "epsilon_lower": positive,
                          "status": canary_control_verdict(positive, refutable)})
     return select(pd.DataFrame(rows), CANARY_COLUMNS)
@@ -732,9 +732,10 @@ CANARY_TEXT = (
     "its epsilon at the same delta), tighter where the mechanism is Gaussian but a refutation of the claim only "
     "under that hypothesis, so it judges nothing. power_2x: the probability that this design (these canaries and "
     "guesses, this level) faults a mechanism exactly twice the refutable epsilon in each canary seen through its "
-    "best test (randomized response); the positive control is one such mechanism, run: randomized response on the "
-    "same canaries' inclusions at twice the refutable epsilon (a synthetic release, not a trained model), guessed, "
-    "pooled and bounded as the method is. A method's \"not faulted\" needs both controls faulted.")
+    "best test (randomized response); the positive control (\"2x control\") is one such mechanism, run: randomized "
+    "response on the same canaries' inclusions at twice the refutable epsilon (a synthetic release, not a trained "
+    "model), guessed, pooled and bounded as the method is. A method's \"not faulted\" needs both controls faulted. "
+    "ceiling: the most these guesses can show, all of them right.")
 
 
 def write_report(params: dict, centralized: str | None, timing: str | None, mlp: str | None, mlp_timing: str | None,
