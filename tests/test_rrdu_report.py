@@ -6,7 +6,7 @@ import pandas as pd
 
 from unlearning.experiments.rrdu import report
 from unlearning.report import claims as cl
-from unlearning.report.compare import dataset_labels
+from unlearning.report.compare import dataset_labels, kind
 
 
 def _rec(asr: float, clean: float = 90.0, tail: float | None = None, **extra) -> dict:
@@ -90,7 +90,7 @@ def test_the_mnist_column_on_the_subset_keeps_the_papers_value_beside_it_uncompa
     full = [{**seeds[0], "dataset": "mnist", "data": "mnist"}]
     subset = [{**seeds[0], "dataset": "mnist", "data": "mnist_5k"}]
     compared = report.table3(full, {})
-    assert set(compared[compared.dataset == "mnist"].status) <= {"within", "outside"}
+    assert {kind(s) for s in compared[compared.dataset == "mnist"].status} <= {"within", "outside"}
     table = report.table3(subset, {})
     rows = table[table.dataset == "mnist"]
     assert len(rows) == 3 and rows.paper_asr.notna().all()
@@ -119,3 +119,20 @@ def test_the_originals_table_applies_the_claims_carried_rule():
     originals, claims = table(25.0)
     assert originals.carried.iloc[0].startswith("no: ASR against scratch's: original 25 %")
     assert _status(claims, "RR-DU's final ASR within 3 points of scratch's") == cl.NOT_TESTABLE
+
+
+def test_a_paper_cell_is_decided_only_where_its_gap_clears_the_spread_over_seeds_and_streams():
+    """A cell on a paper dataset: each metric's mean against its tolerance (clean 1 point, ASR 3), decided only where
+    |ours - paper| lies farther from the tolerance than the mean's standard error over the records; one record gives
+    no spread, and the status says so."""
+    run = {"dataset": "mnist", "paper_column": "mnist", "data": "mnist"}
+    status = report._status
+    assert status(run, [90.0, 90.2, 89.8], [10.0, 10.5, 9.5], 90.0, 10.0) == "within"
+    assert status(run, [90.0, 90.2, 89.8], [20.0, 20.5, 19.5], 90.0, 10.0) == "outside (ASR)"
+    # ASR's gap 3.5 lies 0.5 past the tolerance, inside its standard error (about 2.9): decides nothing
+    undecided = status(run, [90.0, 90.2, 89.8], [8.5, 18.5, 13.5], 90.0, 10.0)
+    assert kind(undecided) == "uninformative" and undecided.startswith("uninformative (ASR: |ours - paper| = 3.5")
+    # one decided outside outweighs an undecided one
+    assert status(run, [95.0, 95.2, 94.8], [8.5, 18.5, 13.5], 90.0, 10.0) == "outside (clean)"
+    one = status(run, [90.0], [10.5], 90.0, 10.0)
+    assert kind(one) == "within" and "one seed" in one

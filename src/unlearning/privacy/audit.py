@@ -17,9 +17,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from scipy.optimize import brentq
-from scipy.stats import beta
-
 from .r2d_noise import analytic_delta, analytic_sigma
 
 # an audit's verdict words (it never says "holds"): the claim is exceeded, or nothing here exceeded it
@@ -32,6 +29,8 @@ def clopper_pearson_upper(k: int, n: int, confidence: float) -> float:
         raise ValueError(f"audit: {k} events in {n} trials; valid: 0 <= k <= n, n >= 1")
     if not 0 < confidence < 1:
         raise ValueError(f"audit: confidence = {confidence!r}; valid: in (0, 1)")
+    from scipy.stats import beta  # here: scipy.stats is a second of the start of every job that imports this module
+
     return 1.0 if k == n else float(beta.ppf(confidence, k + 1, n - k))
 
 
@@ -39,6 +38,8 @@ def clopper_pearson_lower(k: int, n: int, confidence: float) -> float:
     """One-sided Clopper-Pearson lower bound on a rate from k events in n trials (0 when k = 0)."""
     if not 0 <= k <= n or n < 1:
         raise ValueError(f"audit: {k} events in {n} trials; valid: 0 <= k <= n, n >= 1")
+    from scipy.stats import beta
+
     return 0.0 if k == 0 else float(beta.ppf(1 - confidence, k, n - k + 1))
 
 
@@ -130,6 +131,8 @@ def exact_epsilon(gap: float, sigma: float, delta: float) -> float:
         hi *= 2
         if hi > 1e6:
             return math.inf
+    from scipy.optimize import brentq
+
     return float(brentq(lambda e: gaussian_delta(e, mu) - delta, 0.0, hi, xtol=1e-12, rtol=1e-14))
 
 

@@ -14,7 +14,6 @@ import math
 
 import numpy as np
 from scipy.special import ndtr, ndtri
-from scipy.stats import binom
 
 
 def p_value(m: int, r: int, v: int, epsilon: float, delta: float) -> float:
@@ -24,6 +23,8 @@ def p_value(m: int, r: int, v: int, epsilon: float, delta: float) -> float:
         raise ValueError(f"one-run audit: m = {m}, r = {r}, v = {v}, epsilon = {epsilon}, delta = {delta}; valid: "
                          "0 <= v <= r <= m, epsilon >= 0, delta in [0, 1]")
     q = 1 / (1 + math.exp(-epsilon))  # the accuracy of epsilon-DP randomized response
+    from scipy.stats import binom  # here: scipy.stats is a second of a job's start
+
     beta = float(binom.sf(v - 1, r, q))
     alpha = 0.0
     if v > 0 and delta > 0:  # their loop over i = 1..v, as cumulative sums: P[v > Binomial >= v - i] / i
@@ -66,6 +67,8 @@ def power(m: int, r: int, epsilon: float, refutable: float, delta: float, confid
     while high - low > 1:
         mid = (low + high) // 2
         low, high = (low, mid) if epsilon_lower_bound(m, r, mid, delta, confidence) > refutable else (mid, high)
+    from scipy.stats import binom
+
     return float(binom.sf(high - 1, r, 1 / (1 + math.exp(-epsilon))))
 
 

@@ -17,8 +17,6 @@ import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from scipy import stats
-
 HOLDS, FAILS, NOT_TESTABLE, UNINFORMATIVE = "holds", "fails", "not testable", "uninformative"
 KINDS = (HOLDS, FAILS, NOT_TESTABLE, UNINFORMATIVE)
 INFORMATIVE = (HOLDS, FAILS)
@@ -54,6 +52,8 @@ def carried_paired(gaps: list[float], margin: float, what: str, alpha: float = 0
             return Check(mean > margin, f"{text} (one seed: no paired test; needs > {margin:g})")
         return Check(mean > max(margin, 2 * se), f"{text} (one seed: no paired test; needs > {margin:.4g} and > "
                                                  f"twice its sampling standard error, {2 * se:.4g})")
+    from scipy import stats  # here: scipy.stats is a second of the start of every job that reads a verdict word
+
     p = float(stats.ttest_1samp(gaps, 0.0, alternative="greater").pvalue) if statistics.stdev(gaps) > 0 else (
         0.0 if mean > 0 else 1.0)
     return Check(mean > margin and p < alpha, f"{text} (per seed {min(gaps):.4g} to {max(gaps):.4g}, paired "
@@ -80,6 +80,8 @@ def per_seed(changes: list[float], ses: list[float], expected: int, alpha: float
     Returns it and the numbers."""
     zs = [c / se if se > 0 else math.copysign(math.inf, c) if c else 0.0 for c, se in zip(changes, ses)]
     pooled = sum(zs) / math.sqrt(len(zs))
+    from scipy import stats
+
     crit = float(stats.norm.isf(alpha))
     text = (f"pooled z {pooled:+.1f} over {len(zs)} seed{'s' * (len(zs) > 1)} (needs beyond {crit:.2f}); per seed "
             + ", ".join(f"{c:+.3g} (z {z:+.1f})" for c, z in zip(changes, zs)))

@@ -48,6 +48,8 @@ from ...experiment import Setup, build_setup, make_split
 from ...families import FAMILIES, Context, Original
 from ...files import load_tensors, write_json
 from ...methods import METHODS, MethodInfo, TrainedState, Unlearned
+from ...privacy import audit
+from ...report.claims import UNINFORMATIVE
 from ...resolved import config_record
 from . import config
 from .judge import Judge
@@ -153,8 +155,6 @@ def audit_evidence(info: MethodInfo, state: TrainedState, mcfg: dict, res: Unlea
     """What the audit of a method's claim reads from its run: the audit row itself where no comparison with
     retraining is needed, else its noiseless output (`noiseless`, rows as `clients`) and each row's noise std
     (`stds`) from its module's `audit_pair` (a Gaussian mechanism around deterministic outputs)."""
-    from ...report.claims import UNINFORMATIVE  # scipy.stats, as audit_row's import
-
     eps = claim.get("epsilon")
     if eps is None:
         return {"status": "no certificate" if claim.get("sigma") is None else
@@ -176,8 +176,6 @@ def audit_row(evidence: dict, retrain: tuple[list[int], torch.Tensor] | None, cl
     remaining client's model against the same client's retrained model (`retrain`: its clients and rows) under
     the same noise (the claim read per model, as the tables judge each client's model), the largest over clients;
     "violated" above the claim, else "not faulted: exact"."""
-    from ...privacy import audit  # scipy.stats: 2 s of every job's start where imported at the top
-
     if "status" in evidence:
         return {"status": evidence["status"], "exact_epsilon": evidence["exact_epsilon"]}
     if retrain is None:

@@ -23,8 +23,12 @@ from ...data.availability import MNIST_SUBSET_LABEL
 from ...files import atomic_path, read_json
 from ...report import claims as cl
 from ...report.compare import (
+    OUTSIDE,
+    UNINFORMATIVE,
+    WITHIN,
     count_tables,
     dataset_labels,
+    kind,
     missing_status,
     on_subset,
     read_reference,
@@ -32,7 +36,7 @@ from ...report.compare import (
     statuses,
     subset_status,
     subset_suffix,
-    within,
+    within_spread,
 )
 from ...report.index import Summary
 from ...report.page import Page
@@ -56,13 +60,28 @@ def _pstd(values: list[float]) -> float | None:
     return statistics.pstdev(values) if len(values) > 1 else None
 
 
-def _status(run: dict, clean: float, asr: float, paper_clean: float, paper_asr: float) -> str:
-    """A stand-in's cell has no paper value; a cell on the MNIST subset is not compared; else the tolerances."""
+def _se(values: list[float]) -> float | None:
+    """The standard error of the mean of `values` (seeds x streams), None for one."""
+    return statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else None
+
+
+def _status(run: dict, clean: list[float], asr: list[float], paper_clean: float, paper_asr: float) -> str:
+    """A stand-in's cell has no paper value; a cell on the MNIST subset is not compared; else each metric's mean
+    against its tolerance, decided only where its gap clears the mean's standard error over the records
+    (compare.within_spread): outside when either is decided outside, uninformative when either is undecided."""
     if run["dataset"] != run["paper_column"]:
         return STAND_IN
     if on_subset(run):
         return subset_status()
-    return within(abs(clean - paper_clean) <= CLEAN_TOL and abs(asr - paper_asr) <= ASR_TOL)
+    parts = {name: within_spread(statistics.fmean(v), paper, tol, _se(v), "its mean's standard error over "
+                                 f"{len(v)} seeds x streams")
+             for name, v, paper, tol in (("clean", clean, paper_clean, CLEAN_TOL), ("ASR", asr, paper_asr, ASR_TOL))}
+    if parts == {"clean": WITHIN, "ASR": WITHIN}:
+        return WITHIN
+    decided = next(k for k in (OUTSIDE, UNINFORMATIVE, WITHIN) if k in map(kind, parts.values()))
+    said = [name + (f": {detail}" if (detail := s[len(decided):].strip(" :()")) else "")
+            for name, s in parts.items() if kind(s) == decided]
+    return f"{decided} ({'; '.join(said)})"
 
 
 def _missing_rows(ref: pd.DataFrame, key: str, missing: dict[str, str], ran: set[str]) -> list[dict]:
@@ -114,7 +133,7 @@ def table3(seeds: list[dict], missing: dict[str, str]) -> pd.DataFrame:
                 pr = paper.iloc[0]
                 row.update(paper_clean=pr.test_acc, paper_clean_std=pr.test_acc_std, paper_asr=pr.asr,
                            paper_asr_std=pr.asr_std,
-                           status=_status(runs[0], row["clean"], row["asr"], pr.test_acc, pr.asr))
+                           status=_status(runs[0], clean, asr, pr.test_acc, pr.asr))
             else:
                 row["status"] = "no paper value"
             rows.append(row)
@@ -168,7 +187,7 @@ def sweep_table(key: str, ablations: list[dict], missing: dict[str, str]) -> pd.
             if len(match):
                 pr = match.iloc[0]
                 row.update(paper_clean=pr.test_acc, paper_asr=pr.asr,
-                           status=_status(a, row["clean"], row["asr"], pr.test_acc, pr.asr))
+                           status=_status(a, [row["clean"]], [row["asr"]], pr.test_acc, pr.asr))
             else:
                 row["status"] = "no paper value"
             rows.append(row)
