@@ -179,6 +179,7 @@ def run_table(params: dict, table: str, features, root: Path) -> tuple[Path, Pat
     return Path(layout.central(table, root=str(root))), Path(layout.central(table, root=str(root), kind="timings"))
 
 
+@pytest.mark.slow  # runs every centralized method and control (9 s): the full suite's, not the edit loop's
 def test_step_runs_every_method_and_its_control_and_the_report_reads_it(features, tmp_path):
     params = yaml.safe_load((ROOT / "tests" / "config" / "tiny.yaml").read_text())
     out, timing = run_table(params, "centralized", features, tmp_path / "a")
@@ -560,6 +561,7 @@ def test_hf_approximator_lands_on_the_run_without_the_sample():
     assert opened > 1e-3 and closed < opened / 50
 
 
+@pytest.mark.slow  # runs the MLP table (6 s): the full suite's, not the edit loop's
 def test_mlp_setting_audits_r2d_hf_and_cns_and_says_why_the_convex_certificates_do_not_apply(features, tmp_path):
     params = yaml.safe_load((ROOT / "tests" / "config" / "tiny.yaml").read_text())
     out, timing = run_table(params, "centralized_mlp", features, tmp_path / "a")
@@ -976,6 +978,7 @@ def test_the_canary_audit_runs_every_budgeted_method_with_its_control(tiny, tmp_
         canary.step_canary(params, "client", "finetune", features, str(tmp_path / "x.json"))
 
 
+@pytest.mark.slow  # rebuilds the whole record's report (9 s): the full suite's, not the edit loop's
 def test_the_recorded_common_grounds_report_rebuilds_from_its_files_byte_for_byte(tmp_path):
     """reports/recorded/common_ground/README.md's rebuild command, with the record's own params.yaml, gives the
     committed tables (the reference-count study's and the canary audits' included), summary and page."""

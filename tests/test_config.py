@@ -174,6 +174,7 @@ def _bad_params_file(tmp_path, params) -> None:
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(set_key(params, "spine.train.lr", -0.1)))
 
 
+@pytest.mark.slow  # starts the command line's process per bad value (4 s): the full suite's, not the edit loop's
 def test_cli_exits_non_zero_with_one_line(tmp_path, params):
     _bad_params_file(tmp_path, params)
     run = subprocess.run([sys.executable, "-m", "unlearning", "split", "--exp", "spine", "--features", "x",
@@ -185,6 +186,7 @@ def test_cli_exits_non_zero_with_one_line(tmp_path, params):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["params.yaml"]
 
 
+@pytest.mark.slow  # starts every report step's process (4 s): the full suite's, not the edit loop's
 def test_report_steps_never_import_torch(tmp_path):
     """A step that only reads results into a report skips torch's 2-3 s import (issue 40: the workflow runs dozens
     of them, the tests many): a job reading the resolved file a plan wrote (and checked with every plugin) re-checks
@@ -205,6 +207,7 @@ def test_report_steps_never_import_torch(tmp_path):
     assert not reads_results_only("common-method") and not reads_results_only("prepare")
 
 
+@pytest.mark.slow  # plans the workflow (a Snakemake dry run, 5 s): the full suite's, not the edit loop's
 def test_snakemake_stops_before_any_job(tmp_path, params):
     _bad_params_file(tmp_path, params)
     snakemake = os.path.join(os.path.dirname(sys.executable), "snakemake")

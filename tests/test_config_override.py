@@ -136,6 +136,7 @@ def test_pdudt_training_steps_are_one_job_at_quick_and_one_a_method_at_paper(tmp
     assert "pdudt_continue_pdudt_synthetic" not in paper
 
 
+@pytest.mark.slow  # plans the workflow (Snakemake dry runs, 6 s): the full suite's, not the edit loop's
 def test_a_datasets_own_methods_set_what_its_experiment_runs_and_the_report_reads(tmp_path):
     """`pdudt.by_dataset.<dataset>.methods` (issue 38's override) changes that experiment's jobs and the report's
     inputs: a dry run of the whole report plans no job of a method left out, and no missing input."""
@@ -148,6 +149,7 @@ def test_a_datasets_own_methods_set_what_its_experiment_runs_and_the_report_read
     assert "results/pdudt_synthetic/fats.json" in plan
 
 
+@pytest.mark.slow  # plans the workflow (Snakemake dry runs, 5 s): the full suite's, not the edit loop's
 def test_more_samples_than_the_mnist_subset_holds_stop_before_any_job(tmp_path):
     """check_params counts MNIST's 60,000 training digits; where the 5,000-digit subset serves the column (4,000 to
     train on), the workflow names the key and the largest valid value before planning a job."""
@@ -161,6 +163,7 @@ def test_more_samples_than_the_mnist_subset_holds_stop_before_any_job(tmp_path):
             "mnist_5k serves mnist's column with 4000; valid: at most 1000") in run.stderr
 
 
+@pytest.mark.slow  # plans the workflow (Snakemake dry runs, 6 s): the full suite's, not the edit loop's
 def test_no_subsequent_rounds_leave_out_the_continuation_but_not_checkpoint_b(tmp_path):
     """`subsequent.rounds: 0` (the quick scale's candidates but eq2 and pretrained, issue 40): no continuation job;
     the checkpoint-B job still writes the experiment's results (A's alone), which the report reads."""

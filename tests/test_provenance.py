@@ -165,6 +165,7 @@ def test_cli_refuses_cuda_where_there_is_none(tmp_path, capsys):
     assert not out.exists()
 
 
+@pytest.mark.slow  # starts the module's process (3 s): the full suite's, not the edit loop's
 def test_module_entry_point(tmp_path):
     out = tmp_path / "p.json"
     subprocess.run([sys.executable, "-m", "unlearning.provenance", "--out", str(out), "--device", "cpu"],
@@ -172,6 +173,7 @@ def test_module_entry_point(tmp_path):
     assert json.loads(out.read_text())["device"]["type"] == "cpu"
 
 
+@pytest.mark.slow  # starts a process (2 s): the full suite's, not the edit loop's
 def test_deterministic_algorithms_sets_torchs_switch_without_importing_the_compiler():
     """seeding.deterministic_algorithms turns on what torch.use_deterministic_algorithms(True, warn_only=True) does
     for eager kernels, in a fresh process, without importing torch._inductor (about 1 s of every job's start)."""

@@ -32,6 +32,7 @@ def test_the_pages_have_commands():
     assert len(commands()) >= 8
 
 
+@pytest.mark.slow  # runs the documentation's commands (12 s in all): the full suite's, not the edit loop's
 @pytest.mark.parametrize("line", commands())
 def test_command_runs(line):
     args = shlex.split(line)[1:]  # drop .venv/bin/python: run under this interpreter

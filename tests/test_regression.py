@@ -391,6 +391,7 @@ def test_quick_numbers_match_golden(quick_run, part):
                           stacklevel=1)
 
 
+@pytest.mark.slow  # the probe under every CPU setting (14 s): the full suite's, not the edit loop's
 def test_portable_setting_computes_the_recorded_bits():
     """The `portable` setting's promise (the bits of a run on every x86-64 CPU), checked on this CPU in seconds: under
     the pinned settings every operation family of the quick scale gives the bits recorded on every machine in

@@ -61,8 +61,6 @@ def test_diverging_run_stops_naming_the_hop(tiny_setup):
 def test_exact_mode_runs_from_the_pipeline_step(params, tmp_path):
     """rrdu.unlearn.mode: exact through the rrdu-seed step (issue 34: it crashed at the first u-visit): u's retained
     data reaches the u-steps, which descend on it; the records say which mode ran."""
-    import json
-
     import yaml
 
     from conftest import tiny_params
@@ -87,8 +85,6 @@ def test_exact_mode_runs_from_the_pipeline_step(params, tmp_path):
 def test_the_ablation_parts_are_separate_jobs_joined_into_one_file(params, tmp_path):
     """The ablations run as four jobs (any order, each its own process), joined by rrdu-ablations-merge into the
     file the report reads; a wrong part name or a missing part is refused before anything runs."""
-    import json
-
     import yaml
 
     from conftest import tiny_params
@@ -106,8 +102,8 @@ def test_the_ablation_parts_are_separate_jobs_joined_into_one_file(params, tmp_p
     with pytest.raises(ValueError, match="--part: 'sweeps' is not one of baseline, sensitivity, baselines, scratch"):
         steps.step_ablation_part(p, "synthetic", data, ck, "sweeps", str(tmp_path / "x.json"), str(tmp_path / "y.json"))
     off = {**p, "rrdu": {**p["rrdu"], "sensitivity": False}}  # issue 70 item 1: the reading at the paper scale only
-    with pytest.raises(ValueError, match=r"'sensitivity' is not one of baseline, baselines, scratch \(rrdu.sensitivity: "
-                                         "false"):
+    with pytest.raises(ValueError,
+                       match=r"'sensitivity' is not one of baseline, baselines, scratch \(rrdu.sensitivity: false"):
         steps.step_ablation_part(off, "synthetic", data, ck, "sensitivity", str(tmp_path / "x.json"),
                                  str(tmp_path / "y.json"))
     out = {part: (str(tmp_path / f"{part}.json"), str(tmp_path / f"{part}_t.json")) for part in ABLATION_PARTS}
