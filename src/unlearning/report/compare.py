@@ -44,7 +44,8 @@ def within_spread(ours: float, paper: float, tolerance: float, spread: float | N
     spread known (one seed, no multi-seed record) the verdict says it rests on one seed."""
     gap = abs(ours - paper)
     if spread is None:
-        return f"{within(gap <= tolerance)} (one seed: no seed spread known to weigh |ours - paper| = {gap:.3g} against)"
+        return (f"{within(gap <= tolerance)} (one seed: no seed spread known to weigh |ours - paper| = {gap:.3g} "
+                "against)")
     if abs(gap - tolerance) <= spread:
         return (f"{UNINFORMATIVE}: |ours - paper| = {gap:.3g} lies within {spread:.3g} ({what}) of the tolerance "
                 f"{tolerance:g}")
