@@ -17,10 +17,10 @@ def _rec(asr: float, clean: float = 90.0, tail: float | None = None, **extra) ->
 
 
 def _results(original_asr: float = 96.0, rrdu_asr: float = 8.0, eps_tails=(60.0, 30.0, 9.0, 8.0),
-             stream_tails=(8.0, 8.0, 8.0)):
+             stream_tails=(8.0, 8.0, 8.0), original_clean: float = 91.0):
     """One seed's original, Table 3 and the ablations of a stand-in, scratch at 7.4 % ASR."""
     seeds = [{"dataset": "fashion_mnist", "seed": 0, "paper_column": "mnist",
-              "original": {"final": {"asr": original_asr, "clean": 91.0}},
+              "original": {"final": {"asr": original_asr, "clean": original_clean}},
               "table3": [{**_rec(9.0), "p": p, "stream": k} for p in (0.0, 0.1, 1.0) for k in range(3)]}]
     for rec in seeds[0]["table3"][6:]:
         rec["final"]["clean"] = 10.0  # p = 1 collapses
@@ -60,6 +60,17 @@ def test_forgetting_claims_are_not_testable_when_the_original_did_not_carry_the_
     row = table[table.claim.str.startswith("RR-DU's final ASR within 3")].iloc[0]
     assert row.status == cl.NOT_TESTABLE and "original 20 % against 7.4 %" in row.reason
     assert _status(table, "RR-DU's final clean accuracy within 1 point") in cl.INFORMATIVE  # needs no backdoor
+
+
+def test_no_claim_is_tested_on_an_original_that_learned_no_clean_task():
+    """An original that puts every image in the target class has an ASR of 100 % and a clean accuracy at chance
+    (10 % on 10 classes; seen on the tiny CIFAR-10 column, tests/test_dataset_columns.py): it learned no backdoor,
+    so every claim is not testable, with the clean accuracy as the reason, however its ASRs compare."""
+    table = report.claims(*_results(original_asr=100.0, original_clean=10.0))
+    assert set(table.status) == {cl.NOT_TESTABLE}
+    assert all("clean accuracy (the lowest seed) against chance: original 10 % against 10 %" in r
+               for r in table.reason)
+    assert set(report.claims(*_results(original_asr=100.0, original_clean=21.0)).status) != {cl.NOT_TESTABLE}
 
 
 def test_a_trend_whose_points_sit_at_the_scratch_floor_is_uninformative():

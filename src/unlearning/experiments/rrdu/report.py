@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ...data.availability import MNIST_SUBSET_LABEL
+from ...data.sources import DATASETS
 from ...files import atomic_path, read_json
 from ...report import claims as cl
 from ...report.compare import (
@@ -353,6 +354,7 @@ def draw_figure1(curves: pd.DataFrame, ablations: list[dict], out: Path, labels:
 
 
 CARRIED_MARGIN = 20.0  # points of ASR by which every original must exceed scratch's for a forgetting claim
+LEARNED_MARGIN = 10.0  # points of clean accuracy by which every original must exceed chance for any claim
 FLOOR_MARGIN = 3.0     # points above scratch's ASR within which a trend's point cannot move further down
 
 
@@ -383,19 +385,24 @@ def _trend(points: list[tuple[float, float]], floor: float, noise: float) -> tup
 
 def claims(seeds: list[dict], ablations: list[dict]) -> pd.DataFrame:
     """The paper's qualitative claims (spec 8 with its dated notes), one row each per dataset run, on the shared
-    claim helper: forgetting claims need every original to carry the backdoor (CARRIED_MARGIN points above
-    scratch); RR-DU's and fine-tuning's values are means over the unlearning streams; trends are judged on the
-    last hops' mean ASR of the points that can move; a comparison needs a margin beyond the streams' spread."""
+    claim helper: every claim needs every original to have learned the clean task (LEARNED_MARGIN points above
+    chance: a model that puts every image in the target class has an ASR of 100 % and has learned no backdoor);
+    forgetting claims also need every original to carry the backdoor (CARRIED_MARGIN points above scratch);
+    RR-DU's and fine-tuning's values are means over the unlearning streams; trends are judged on the last hops' mean
+    ASR of the points that can move; a comparison needs a margin beyond the streams' spread."""
     rows = []
     for a in ablations:
         d = a["dataset"]
         runs = sorted((r for r in seeds if r["dataset"] == d), key=lambda r: r["seed"])
         before = [r["original"]["final"]["asr"] for r in runs]
         scratch, floor = a["scratch"]["marks"].get(str(a["T"])), scratch_asr(a)
+        clean_before = [r["original"]["final"]["clean"] for r in runs]
+        learned = cl.carried(min(clean_before), 100 / DATASETS[d].classes, LEARNED_MARGIN,
+                             "the originals' clean accuracy (the lowest seed) against chance", " %")
         carried = cl.carried(min(before), floor, CARRIED_MARGIN, "the originals' backdoor ASR (the lowest "
                              "seed) against scratch's", " %")
         rows.append(cl.row(d, "the backdoor is learned before unlearning: ASR > 90 % (every seed's original)",
-                           ", ".join(f"{v:.1f}" for v in before), cl.judge(min(before) > 90),
+                           ", ".join(f"{v:.1f}" for v in before), cl.judge(min(before) > 90, [learned]),
                            "Fig. 1 prose, spec 8", min(before) - 90))
         streams = a.get("streams") or [{"rrdu": a["baseline"], "finetune": a["baselines"]["finetune"]}]
         rr = [st["rrdu"] for st in streams]
@@ -410,30 +417,30 @@ def claims(seeds: list[dict], ablations: list[dict]) -> pd.DataFrame:
             rows.append(cl.row(d, f"RR-DU's final ASR within 3 points of scratch's ({a['T']} hops)",
                                f"RR-DU {rr_asr:.1f} (streams {per(rr)}; last-hops means "
                                f"{'/'.join(f'{t:.1f}' for t in _tails(rr))}), scratch {scratch['asr']:.1f}",
-                               cl.judge(abs(gap) <= 3, [carried]), "issue 13; Fig. 1 (i)", 3 - abs(gap)))
+                               cl.judge(abs(gap) <= 3, [learned, carried]), "issue 13; Fig. 1 (i)", 3 - abs(gap)))
         gap = rr_clean - ft_clean
         rows.append(cl.row(d, "RR-DU's final clean accuracy within 1 point of fine-tuning's",
                            f"RR-DU {rr_clean:.2f}, fine-tuning {ft_clean:.2f} (means over {len(streams)} streams)",
-                           cl.judge(abs(gap) <= 1), "spec note 5; Fig. 1 (ii)", 1 - abs(gap)))
+                           cl.judge(abs(gap) <= 1, [learned]), "spec note 5; Fig. 1 (ii)", 1 - abs(gap)))
         p1 = _by_p(runs).get(1.0)
         if p1:
             clean = _mean(x["final"]["clean"] for x in p1)
             rows.append(cl.row(d, "p = 1 collapses clean accuracy (mean over seeds and streams <= 20 %)",
-                               f"{clean:.2f}", cl.judge(clean <= 20), "Table 3, spec note 5", 20 - clean))
+                               f"{clean:.2f}", cl.judge(clean <= 20, [learned]), "Table 3, spec note 5", 20 - clean))
         rows.append(cl.row(d, "final ASR: RR-DU <= fine-tuning + 2 points",
                            f"RR-DU {rr_asr:.1f} ({per(rr)}), fine-tuning {ft_asr:.1f} ({per(ft)})",
-                           cl.judge(rr_asr <= ft_asr + 2, [carried]), "Fig. 1 (i); spec note 1",
+                           cl.judge(rr_asr <= ft_asr + 2, [learned, carried]), "Fig. 1 (i); spec note 1",
                            ft_asr + 2 - rr_asr))
         for name, other in (("DDP", ddp), ("DP-SGD", dp)):
             margin = other["asr"] - ft_asr
             rows.append(cl.row(d, f"final ASR: fine-tuning < {name}, by more than fine-tuning's spread over the "
                                "streams", f"fine-tuning {ft_asr:.1f} (spread {spread:.1f}), {name} {other['asr']:.1f}",
-                               cl.judge(margin > spread, [carried]),
+                               cl.judge(margin > spread, [learned, carried]),
                                "Fig. 1 (MNIST 18 < 35 < 60)", margin - spread))
         best = max(ddp["clean"], dp["clean"])
         rows.append(cl.row(d, "RR-DU's clean accuracy above DDP's and DP-SGD's",
                            f"RR-DU {rr_clean:.2f}, DDP {ddp['clean']:.2f}, DP-SGD {dp['clean']:.2f}",
-                           cl.judge(rr_clean > best), "headline, Fig. 1 (ii); spec note 6", rr_clean - best))
+                           cl.judge(rr_clean > best, [learned]), "headline, Fig. 1 (ii); spec note 6", rr_clean - best))
         base_tail = _tails([a["baseline"]])[0]
         stream_tails = _tails(rr)
         noise = max(stream_tails) - min(stream_tails)  # what a change of unlearning stream moves the baseline
@@ -445,7 +452,7 @@ def claims(seeds: list[dict], ablations: list[dict]) -> pd.DataFrame:
             ok, rise, why = _trend(points, floor, noise)
             rows.append(cl.row(d, f"ASR non-increasing as {label} grows (last-hops mean)",
                                "; ".join(f"{v:g}: {t:.1f}" for v, t in points) + said,
-                               cl.judge(ok, [carried], why), source, noise - rise))
+                               cl.judge(ok, [learned, carried], why), source, noise - rise))
         eps = sorted([(x["value"], _tails([x])[0]) for x in a["sweeps"]["epsilon"] if not x["is_baseline"]] +
                      [(a["baseline"]["epsilon"], base_tail)])
         top = max(t for _, t in eps)
@@ -456,21 +463,21 @@ def claims(seeds: list[dict], ablations: list[dict]) -> pd.DataFrame:
                if span <= noise else None)
         rows.append(cl.row(d, "epsilon = 0.1 leaves the highest ASR (last-hops mean)",
                            f"epsilon {eps[0][0]:g}: {eps[0][1]:.1f} (highest {top:.1f})" + said,
-                           cl.judge(eps[0][1] >= top - noise, [carried], why), "Table 16", eps[0][1] + noise - top))
+                           cl.judge(eps[0][1] >= top - noise, [learned, carried], why), "Table 16", eps[0][1] + noise - top))
         coarse = (f"a change of unlearning stream moves the baseline by {noise:.1f} points, more than the 2-point "
                   "effect the claim is about" if noise > 2 else None)
         deltas = [(x["value"], _tails([x])[0]) for x in a["sweeps"]["delta"]]
         worst = max(abs(t - base_tail) for _, t in deltas)
         rows.append(cl.row(d, "delta in [1e-6, 1e-4] has no visible effect (last-hops mean within 2 points of the "
                            "baseline's)", "; ".join(f"{x:g}: {t:.1f}" for x, t in deltas) +
-                           f" (baseline {base_tail:.1f})", cl.judge(worst <= 2, [carried], coarse),
+                           f" (baseline {base_tail:.1f})", cl.judge(worst <= 2, [learned, carried], coarse),
                            "Table 17; spec note 6", 2 - worst))
         Ls = [(x["value"], _tails([x])[0]) for x in a["sweeps"]["L"] if not x["is_baseline"]]
         if Ls:
             width = max(t for _, t in Ls) - min(t for _, t in Ls)
             rows.append(cl.row(d, "L barely matters on the MNIST column (last-hops mean ASR spread over the clipped "
                                "L rows <= 2 points)", "; ".join(f"{x:g}: {t:.1f}" for x, t in Ls),
-                               cl.judge(width <= 2, [carried], coarse), "Table 15 (MNIST 10.2-10.4); spec note 6",
+                               cl.judge(width <= 2, [learned, carried], coarse), "Table 15 (MNIST 10.2-10.4); spec note 6",
                                2 - width))
         by_p = _by_p(runs)
         pairs = [(f["first_round_asr_le_15"], z["first_round_asr_le_15"])
@@ -483,7 +490,7 @@ def claims(seeds: list[dict], ablations: list[dict]) -> pd.DataFrame:
             rows.append(cl.row(d, "RR-DU (p = 0.1) reaches ASR <= 15 % in no more rounds than p = 0, every seed and "
                                "stream", "; ".join(f"p=0.1 round {f}, p=0 round {z}" for f, z in pairs),
                                cl.judge(len(reached) == len(pairs) and all(
-                                   (f or never) <= (z or never) for f, z in pairs), [carried], why),
+                                   (f or never) <= (z or never) for f, z in pairs), [learned, carried], why),
                                "Table 3 prose 'forgets faster'; spec 8"))
     return pd.DataFrame(rows, columns=cl.COLUMNS)
 
