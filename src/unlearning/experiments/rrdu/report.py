@@ -401,6 +401,7 @@ def claims(seeds: list[dict], ablations: list[dict]) -> pd.DataFrame:
                              "the originals' clean accuracy (the lowest seed) against chance", " %")
         carried = cl.carried(min(before), floor, CARRIED_MARGIN, "the originals' backdoor ASR (the lowest "
                              "seed) against scratch's", " %")
+        forgetting = [learned, carried]  # the preconditions of every claim about removing the backdoor
         rows.append(cl.row(d, "the backdoor is learned before unlearning: ASR > 90 % (every seed's original)",
                            ", ".join(f"{v:.1f}" for v in before), cl.judge(min(before) > 90, [learned]),
                            "Fig. 1 prose, spec 8", min(before) - 90))
@@ -417,7 +418,7 @@ def claims(seeds: list[dict], ablations: list[dict]) -> pd.DataFrame:
             rows.append(cl.row(d, f"RR-DU's final ASR within 3 points of scratch's ({a['T']} hops)",
                                f"RR-DU {rr_asr:.1f} (streams {per(rr)}; last-hops means "
                                f"{'/'.join(f'{t:.1f}' for t in _tails(rr))}), scratch {scratch['asr']:.1f}",
-                               cl.judge(abs(gap) <= 3, [learned, carried]), "issue 13; Fig. 1 (i)", 3 - abs(gap)))
+                               cl.judge(abs(gap) <= 3, forgetting), "issue 13; Fig. 1 (i)", 3 - abs(gap)))
         gap = rr_clean - ft_clean
         rows.append(cl.row(d, "RR-DU's final clean accuracy within 1 point of fine-tuning's",
                            f"RR-DU {rr_clean:.2f}, fine-tuning {ft_clean:.2f} (means over {len(streams)} streams)",
@@ -429,13 +430,13 @@ def claims(seeds: list[dict], ablations: list[dict]) -> pd.DataFrame:
                                f"{clean:.2f}", cl.judge(clean <= 20, [learned]), "Table 3, spec note 5", 20 - clean))
         rows.append(cl.row(d, "final ASR: RR-DU <= fine-tuning + 2 points",
                            f"RR-DU {rr_asr:.1f} ({per(rr)}), fine-tuning {ft_asr:.1f} ({per(ft)})",
-                           cl.judge(rr_asr <= ft_asr + 2, [learned, carried]), "Fig. 1 (i); spec note 1",
+                           cl.judge(rr_asr <= ft_asr + 2, forgetting), "Fig. 1 (i); spec note 1",
                            ft_asr + 2 - rr_asr))
         for name, other in (("DDP", ddp), ("DP-SGD", dp)):
             margin = other["asr"] - ft_asr
             rows.append(cl.row(d, f"final ASR: fine-tuning < {name}, by more than fine-tuning's spread over the "
                                "streams", f"fine-tuning {ft_asr:.1f} (spread {spread:.1f}), {name} {other['asr']:.1f}",
-                               cl.judge(margin > spread, [learned, carried]),
+                               cl.judge(margin > spread, forgetting),
                                "Fig. 1 (MNIST 18 < 35 < 60)", margin - spread))
         best = max(ddp["clean"], dp["clean"])
         rows.append(cl.row(d, "RR-DU's clean accuracy above DDP's and DP-SGD's",
@@ -452,7 +453,7 @@ def claims(seeds: list[dict], ablations: list[dict]) -> pd.DataFrame:
             ok, rise, why = _trend(points, floor, noise)
             rows.append(cl.row(d, f"ASR non-increasing as {label} grows (last-hops mean)",
                                "; ".join(f"{v:g}: {t:.1f}" for v, t in points) + said,
-                               cl.judge(ok, [learned, carried], why), source, noise - rise))
+                               cl.judge(ok, forgetting, why), source, noise - rise))
         eps = sorted([(x["value"], _tails([x])[0]) for x in a["sweeps"]["epsilon"] if not x["is_baseline"]] +
                      [(a["baseline"]["epsilon"], base_tail)])
         top = max(t for _, t in eps)
@@ -463,21 +464,21 @@ def claims(seeds: list[dict], ablations: list[dict]) -> pd.DataFrame:
                if span <= noise else None)
         rows.append(cl.row(d, "epsilon = 0.1 leaves the highest ASR (last-hops mean)",
                            f"epsilon {eps[0][0]:g}: {eps[0][1]:.1f} (highest {top:.1f})" + said,
-                           cl.judge(eps[0][1] >= top - noise, [learned, carried], why), "Table 16", eps[0][1] + noise - top))
+                           cl.judge(eps[0][1] >= top - noise, forgetting, why), "Table 16", eps[0][1] + noise - top))
         coarse = (f"a change of unlearning stream moves the baseline by {noise:.1f} points, more than the 2-point "
                   "effect the claim is about" if noise > 2 else None)
         deltas = [(x["value"], _tails([x])[0]) for x in a["sweeps"]["delta"]]
         worst = max(abs(t - base_tail) for _, t in deltas)
         rows.append(cl.row(d, "delta in [1e-6, 1e-4] has no visible effect (last-hops mean within 2 points of the "
                            "baseline's)", "; ".join(f"{x:g}: {t:.1f}" for x, t in deltas) +
-                           f" (baseline {base_tail:.1f})", cl.judge(worst <= 2, [learned, carried], coarse),
+                           f" (baseline {base_tail:.1f})", cl.judge(worst <= 2, forgetting, coarse),
                            "Table 17; spec note 6", 2 - worst))
         Ls = [(x["value"], _tails([x])[0]) for x in a["sweeps"]["L"] if not x["is_baseline"]]
         if Ls:
             width = max(t for _, t in Ls) - min(t for _, t in Ls)
             rows.append(cl.row(d, "L barely matters on the MNIST column (last-hops mean ASR spread over the clipped "
                                "L rows <= 2 points)", "; ".join(f"{x:g}: {t:.1f}" for x, t in Ls),
-                               cl.judge(width <= 2, [learned, carried], coarse), "Table 15 (MNIST 10.2-10.4); spec note 6",
+                               cl.judge(width <= 2, forgetting, coarse), "Table 15 (MNIST 10.2-10.4); spec note 6",
                                2 - width))
         by_p = _by_p(runs)
         pairs = [(f["first_round_asr_le_15"], z["first_round_asr_le_15"])
@@ -490,7 +491,7 @@ def claims(seeds: list[dict], ablations: list[dict]) -> pd.DataFrame:
             rows.append(cl.row(d, "RR-DU (p = 0.1) reaches ASR <= 15 % in no more rounds than p = 0, every seed and "
                                "stream", "; ".join(f"p=0.1 round {f}, p=0 round {z}" for f, z in pairs),
                                cl.judge(len(reached) == len(pairs) and all(
-                                   (f or never) <= (z or never) for f, z in pairs), [learned, carried], why),
+                                   (f or never) <= (z or never) for f, z in pairs), forgetting, why),
                                "Table 3 prose 'forgets faster'; spec 8"))
     return pd.DataFrame(rows, columns=cl.COLUMNS)
 
