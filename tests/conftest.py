@@ -65,7 +65,7 @@ def pytest_report_header(config):
 # fixtures that run the workflow (Snakemake or `dvc repro`): a test using one is marked slow, so that
 # `pytest -m "not slow"` is the edit loop (README, under 2 minutes); a test that plans the workflow or starts processes
 # for seconds is marked slow where it is defined; the full suite (.ci/run) runs them all
-WORKFLOW_FIXTURES = {"tiny_run", "two_runs", "quick_run", "workdir", "repo", "slurm_env"}
+WORKFLOW_FIXTURES = {"tiny_run", "two_runs", "quick_run", "workdir", "repo", "slurm_env", "columns_run"}
 
 
 def pytest_collection_modifyitems(config, items):
