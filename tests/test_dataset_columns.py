@@ -112,7 +112,7 @@ def columns_params(base: dict) -> dict:
     cdfl["eval"].update(test_images=20, mia_fit=8)
     sglu = params["sglu"]  # the synthetic column stays: the common ground's centralized tables read its features
     sglu.update(datasets=["synthetic", "cifar10"], truncate_to=8, lam_per_n=0.01)
-    rrdu = params["rrdu"]  # Table 3 at p = 1 and the first part of the ablations
+    rrdu = params["rrdu"]  # Table 3 at p = 1; the ablations less the sensitivity reading (the paper scale's)
     rrdu.update(datasets={"cifar10": shipped["rrdu"]["datasets"]["cifar10"]}, clients=3, train_per_client=8,
                 sensitivity=False, table3={"ps": [1.0], "semantics": []},
                 sweeps={"rho": [5.0], "L": [0.1], "epsilon": [0.1], "delta": [1.0e-4]})
