@@ -132,6 +132,18 @@ def test_cifar10_pickle_batches_transposed_to_nchw(tmp_path, monkeypatch):
         assert int(x[n - 1, 2, 7, 20]) == int(rows[n - 1, 2 * 1024 + 7 * 32 + 20])
 
 
+@pytest.mark.parametrize("name, write", [("cifar10", _write_cifar10), ("svhn", _write_svhn)])
+def test_files_there_that_fail_torchvisions_md5_check_are_called_corrupt_not_missing(tmp_path, name, write):
+    """Files in the right place whose md5 sums are not the real ones (here: tiny files, torchvision's check left
+    in place) are refused as corrupt, naming the file found, and nothing is downloaded over them."""
+    write(tmp_path, np.random.default_rng(3))
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    with pytest.raises(DatasetUnavailable, match=rf"^{name}: the raw train files under .* are corrupt or truncated "
+                                                 r"\(.* is there, but torchvision's integrity check refused"):
+        load_torchvision(name, tmp_path, download=True)
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before
+
+
 def test_svhn_mat_files_relabel_ten_to_zero_and_are_nchw(tmp_path, monkeypatch):
     """SVHN X[h,w,c,n] becomes x[n,c,h,w]; label 10 (the digit 0) becomes 0."""
     _existence_only(monkeypatch, torchvision.datasets.svhn)

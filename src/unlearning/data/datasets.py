@@ -52,6 +52,10 @@ def load_torchvision(name: str, raw_root: str | Path, download: bool = True) -> 
         except (AssertionError, RuntimeError, ValueError, TypeError, OSError) as err:
             if "not found" not in str(err):  # torchvision found the files but could not read them
                 raise _corrupt_raw(name, raw_root, split, err) from None
+            raw = DATASETS[name].raw_file
+            if raw is not None and (raw_root / raw).is_file():  # there, but "not found or corrupted": its md5 check
+                raise _corrupt_raw(name, raw_root, split, f"{raw} is there, but torchvision's integrity check "
+                                                          f"refused the files ({err})") from None
             if not download:
                 raise DatasetUnavailable(f"{name}: not found under {raw_root} and downloading is off; "
                                          f"{_hint(name, 'run once with a network to download it')}") from None
