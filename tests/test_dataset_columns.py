@@ -16,6 +16,7 @@ paths), about 4,000 under the suite's portable ones, which is why this run takes
 
 from __future__ import annotations
 
+import copy
 import csv
 import json
 import os
@@ -85,7 +86,7 @@ def write_resnet18_weights(torch_home: Path) -> None:
 def columns_params(base: dict) -> dict:
     """The tiny configuration with the image columns of each paper on their own models, at the least size that
     runs every step."""
-    shipped = yaml.safe_load(yaml.safe_dump(base))
+    shipped = copy.deepcopy(base)
     params = tiny_params(base)
     for section in ("pdudt", "sglu", "rrdu", "cdfl"):
         params[section]["paper"] = {}
