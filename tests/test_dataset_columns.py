@@ -95,8 +95,9 @@ def columns_params(base: dict) -> dict:
                  clients=3, methods=["retrain", "pdudt"], sigmas=[0.001], default_sigma=0.001)
     pdudt["settings"]["datasets"] = []
     pdudt["forget"].update(client=2)
-    pdudt["partition"].update(train_per_client=16)
-    pdudt["train"].update(rounds=2, batch_size=4, checkpoint_every=2)
+    pdudt["partition"].update(train_per_client=8)
+    pdudt["train"].update(rounds=1, batch_size=2, checkpoint_every=1)
+    pdudt["pdudt_es"].update(es_rounds=1)
     pdudt["subsequent"].update(rounds=1, eval_every=1)
     pdudt["eval"]["mia_samples"] = 8
     pdudt["mia"].update(shadow_models=1, shadow_epochs=1, repetitions=2, max_samples=8)
@@ -104,23 +105,23 @@ def columns_params(base: dict) -> dict:
     cdfl = params["cdfl"]  # every granularity, one damping and one sigma
     cdfl.update(datasets=["cifar10"], models={"cifar10": "resnet18"}, clients=3)
     cdfl["partition"].update(train_per_client=8, min_size=4)
-    cdfl["train"].update(rounds=2, batch_size=8)
+    cdfl["train"].update(rounds=1, batch_size=8)
     cdfl["unlearn"].update(sample_fraction=0.25, client_weights=["newton"])
     cdfl["unlearn"]["sequential"].update(requests=2)
     cdfl["sweeps"].update(sigmas=[0.001], dampings=[10.0])
-    cdfl["calibration"].update(optimizers=["sgd"], min_rounds=1, max_rounds=2)
+    cdfl["calibration"].update(optimizers=["sgd"], min_rounds=1, max_rounds=1)
     cdfl["synthetic_timing"]["datasets"] = []
-    cdfl["eval"].update(test_images=20, mia_fit=8)
+    cdfl["eval"].update(test_images=10, mia_fit=8)
     sglu = params["sglu"]  # the synthetic column stays: the common ground's centralized tables read its features
     sglu.update(datasets=["synthetic", "cifar10"], truncate_to=8, lam_per_n=0.01)
     rrdu = params["rrdu"]  # Table 3 at p = 1; the ablations less the sensitivity reading (the paper scale's)
-    rrdu.update(datasets={"cifar10": shipped["rrdu"]["datasets"]["cifar10"]}, clients=3, train_per_client=8,
+    rrdu.update(datasets={"cifar10": shipped["rrdu"]["datasets"]["cifar10"]}, clients=3, train_per_client=4,
                 sensitivity=False, table3={"ps": [1.0], "semantics": []},
                 sweeps={"rho": [5.0], "L": [0.1], "epsilon": [0.1], "delta": [1.0e-4]})
-    rrdu["train"].update(hops=2, batch_size=8)
+    rrdu["train"].update(hops=2, batch_size=4)
     rrdu["unlearn"].update(hops=2, streams=1)
-    rrdu["backdoor"].update(test_size=20)
-    rrdu["eval"].update(test_images=20, every=2)
+    rrdu["backdoor"].update(test_size=10)
+    rrdu["eval"].update(test_images=10, every=2)
     return params
 
 
