@@ -8,7 +8,7 @@ The files: CIFAR-10's python batches (`cifar-10-batches-py/`) and SVHN's `.mat` 
 of a seeded random init, under `TORCH_HOME`). torchvision checks the md5 of the real CIFAR-10 and SVHN files, which
 tiny files cannot match: the workflow's jobs run with `tests/support/` on `PYTHONPATH`, whose `sitecustomize.py`
 replaces that check in `torchvision.datasets.cifar` and `.svhn` by an existence check (as `tests/test_data.py`'s
-monkeypatch does in-process); nothing else in the jobs changes. Sizes: a few images a client and two rounds, since a
+monkeypatch does in-process); nothing else in the jobs changes. Sizes: a few images a client and one round, since a
 ResNet-18 step on one CPU thread costs about 0.1 s an image; what is checked is that each column runs and its report
 cell is computed from it, not its numbers. Cost: 47 jobs, 1,072 job-seconds and 9 min 42 s on 2 idle cores of an AMD
 EPYC without AVX-512 (native code paths; the portable ones about double ResNet-18's time, which is why this run takes
