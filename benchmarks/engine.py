@@ -29,11 +29,11 @@ from pathlib import Path
 
 import networkx as nx
 import torch
-from torch.func import grad
 
 from unlearning.files import load_tensors, write_json
 from unlearning.models import build_model
 from unlearning.topology import metropolis_hastings
+from unlearning.train.autodiff import grad
 from unlearning.train.dsgd import ClientData, local_pseudo_gradients, make_loss, mix, resolve_strategy
 from unlearning.train.flat import FlatSpec
 

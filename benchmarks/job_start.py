@@ -1,7 +1,8 @@
 """What a job's start costs: one job of each rule of a finished run, re-run alone and timed, with its imports.
 
 Most of a tiny or quick job is the interpreter's start: Python, torch (1.5-2 s), the modules a step imports, and,
-where the step differentiates with `torch.func.grad`, `torch._dynamo` (its first call imports it: about 1.2 s).
+where the step batches gradients with torch.func's vmap of grad, `torch._dynamo` (its first call imports it: about
+1.2 s; one model's gradient goes through train/autodiff.py, which does not).
 This re-runs, in RUN_DIR (a directory a workflow finished in: its outputs are rewritten with the same bytes), the
 first job of each rule from Snakemake's dry run, one at a time on an otherwise idle machine: `--repeats` times for
 its median wall time, then once under `python -X importtime` (its log) for what its heavy imports cost. Beside them,

@@ -21,11 +21,11 @@ from pathlib import Path
 import networkx as nx
 import torch
 from engine import cpu_model, load_inputs, summarize, sync, time_methods  # benchmarks/engine.py
-from torch.func import grad
 
 from unlearning.files import write_json
 from unlearning.models import build_model
 from unlearning.topology import metropolis_hastings
+from unlearning.train.autodiff import grad
 from unlearning.train.dsgd import ClientData, local_pseudo_gradients, local_updates, make_loss, mix
 from unlearning.train.flat import FlatSpec
 from unlearning.train.optim import OPTIMIZERS, LocalOptimizer

@@ -9,12 +9,12 @@ import copy
 import pytest
 import torch
 import torch.nn.functional as F
-from torch.func import grad
 
 from unlearning.experiment import load_setup
 from unlearning.models import build_model
 from unlearning.seeding import generator
 from unlearning.topology import metropolis_hastings, sample_graph
+from unlearning.train.autodiff import grad
 from unlearning.train.dsgd import (
     ClientData,
     client_batches,

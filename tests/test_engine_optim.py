@@ -8,11 +8,12 @@ import copy
 
 import pytest
 import torch
+import torch.func
 import torch.nn.functional as F
-from torch.func import grad, vmap
 
 from unlearning.models import build_model
 from unlearning.topology import graph_for_round, metropolis_hastings
+from unlearning.train.autodiff import grad
 from unlearning.train.dsgd import (
     ClientData,
     Diverged,
@@ -157,12 +158,12 @@ def test_l2_adds_lambda_x_to_the_gradient(device, no_tf32):
         return ce(flat, xb, yb, wb) + 0.15 * (flat * flat).sum()
 
     pseudo, _ = local_updates(theta, opt.init(theta), data, idx, w, s.lr, grad(ce), "vmap", opt)
-    reg_grad = grad(regularised)
+    reg_grad = torch.func.grad(regularised)  # torch.func beside the engine's autograd (train/autodiff.py)
     phi, expected = theta, torch.zeros_like(theta)
     for step in range(idx.shape[1]):
         rows = idx[:, step].to(device)
         xb = data.x[rows.flatten()].view(*rows.shape, *SHAPE)
-        g = vmap(reg_grad)(phi, xb, data.y[rows.flatten()].view(rows.shape), w[:, step].to(device))
+        g = torch.func.vmap(reg_grad)(phi, xb, data.y[rows.flatten()].view(rows.shape), w[:, step].to(device))
         g = g * w[:, step].any(dim=1).to(device)[:, None]  # a client without a minibatch does not step
         expected, phi = expected + g, phi - s.lr * g
     torch.testing.assert_close(pseudo, expected, atol=1e-5, rtol=1e-4)
@@ -178,7 +179,7 @@ def original_train(model, spec, theta, data, clients, sched, rounds, strategy):
         idx, weight = round_batches(data, clients, sched, t)
         phi, pseudo = theta, torch.zeros_like(theta)
         device, steps = theta.device, idx.shape[1]
-        batched = vmap(grad_fn) if strategy == "vmap" else None
+        batched = grad_fn.rows() if strategy == "vmap" else None
         for s in range(steps):
             rows = idx[:, s].to(device)
             xb = data.x.index_select(0, rows.flatten()).view(*rows.shape, *data.x.shape[1:])

@@ -43,13 +43,14 @@ import networkx as nx
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.func import functional_call, grad, vmap
+from torch.func import functional_call
 
 from ..experiment import ForgetRequest
 from ..plugins import param
 from ..privacy import du_noise
 from ..seeding import derive_seed, generator
 from ..topology import graph_for_round
+from ..train.autodiff import grad
 from ..train.dsgd import ClientData
 from ..train.exact import logreg_hessian
 from ..train.flat import FlatSpec
@@ -138,7 +139,7 @@ def sample_loss(model: nn.Module, spec: FlatSpec):
 def per_sample_grads(model: nn.Module, spec: FlatSpec, flat: torch.Tensor, x: torch.Tensor, y: torch.Tensor,
                      chunk: int = 256) -> torch.Tensor:
     """[n, d] gradients of F at `flat`, one row per sample, by vmap(grad) in chunks."""
-    fn = vmap(grad(sample_loss(model, spec)), in_dims=(None, 0, 0))
+    fn = grad(sample_loss(model, spec)).rows(in_dims=(None, 0, 0))
     if len(x) == 0:
         return flat.new_zeros(0, flat.numel())
     return torch.cat([fn(flat, xs, ys) for xs, ys in zip(torch.split(x, chunk), torch.split(y, chunk))])

@@ -23,6 +23,7 @@ from ..experiment import ForgetRequest, Setup
 from ..files import save_tensors
 from ..plugins import param
 from ..seeding import generator
+from ..train.autodiff import grad
 from ..train.dsgd import ClientData, check_finite, local_pseudo_gradients, make_loss, round_batches
 from . import Cost, TrainedState, Unlearned, register
 
@@ -42,8 +43,6 @@ def sample_clients(n: int, k: int, seed: int, round_: int, exclude: int | None =
 def fedavg_rounds(setup: Setup, w: torch.Tensor, data: ClientData, rounds: range, k: int,
                   exclude: int | None = None, store: dict | None = None) -> tuple[torch.Tensor, int]:
     """FedAvg from the global model `w` [d]; `store` (if given) receives w_r and S_r before each round."""
-    from torch.func import grad
-
     sched = setup.schedule()
     n, grad_fn, grad_evals = setup.cfg["clients"], grad(make_loss(setup.model, setup.spec)), 0
     sizes = torch.tensor([int(keep.sum()) for keep in data.keep], dtype=w.dtype, device=w.device)

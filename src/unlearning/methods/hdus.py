@@ -23,7 +23,7 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-from torch.func import functional_call, grad, vmap
+from torch.func import functional_call
 
 from .. import floatmath
 from ..experiment import Setup
@@ -31,6 +31,7 @@ from ..files import load_tensors, save_tensors
 from ..plugins import param
 from ..seeding import generator
 from ..topology import graph_for_round
+from ..train.autodiff import grad
 from ..train.dsgd import ClientData, check_finite, local_pseudo_gradients, make_loss, round_batches
 from . import Cost, TrainedState, Unlearned, register
 
@@ -75,7 +76,7 @@ def distill(setup: Setup, seeds: torch.Tensor, mains: torch.Tensor, public: torc
     """One epoch of distillation of every client's seed from its main model on P (shared batch order)."""
     lr, batch = setup.cfg["train"]["lr"], setup.cfg["train"]["batch_size"]
     grad_fn = grad(_distill_loss(setup))
-    batched = vmap(grad_fn, in_dims=(0, 0, None)) if setup.strategy == "vmap" else None
+    batched = grad_fn.rows(in_dims=(0, 0, None)) if setup.strategy == "vmap" else None
     order = public[torch.randperm(len(public), generator=generator(setup.seed, setup.name, "hdus-distill", round_))]
     for rows in torch.split(order, batch):
         xb = setup.data.x[rows.to(setup.data.x.device)]

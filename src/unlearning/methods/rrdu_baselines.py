@@ -31,9 +31,10 @@ from contextlib import contextmanager
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.func import functional_call, grad, vmap
+from torch.func import functional_call
 
 from ..privacy.search import finite, integer, probability
+from ..train.autodiff import grad
 from ..train.random_walk import ClientData, Hop, Streams, Token, sample_batch, uniform_any, uniform_neighbour
 from .rrdu import clip, project
 
@@ -97,7 +98,7 @@ def per_example_grads(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> tor
         return F.cross_entropy(out, yi.unsqueeze(0))
 
     with bn_eval(model):
-        grads = vmap(grad(loss), in_dims=(None, 0, 0), randomness="different")(params, x, y)
+        grads = grad(loss).rows(in_dims=(None, 0, 0), randomness="different")(params, x, y)
     return torch.cat([grads[n].reshape(len(x), -1) for n in names], dim=1)
 
 

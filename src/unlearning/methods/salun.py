@@ -33,12 +33,12 @@ import math
 import time
 
 import torch
-from torch.func import grad
 
 from ..experiment import ForgetRequest
 from ..plugins import param
 from ..seeding import generator
 from ..topology import dsgd_floats
+from ..train.autodiff import grad
 from ..train.dsgd import ClientData, make_loss, retain_forget_rounds
 from ..train.flat import FlatSpec
 from . import Cost, TrainedState, Unlearned, register, register_central

@@ -29,11 +29,12 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.func import functional_call, grad, vmap
+from torch.func import functional_call
 from tqdm import tqdm
 
 from ..seeding import generator
 from ..topology import graph_for_round, metropolis_hastings, metropolis_hastings_without, repair_after_removal
+from .autodiff import grad
 from .flat import FlatSpec
 from .optim import LocalOptimizer, OptState
 
@@ -144,9 +145,20 @@ def make_loss(model: nn.Module, spec: FlatSpec):
     return loss
 
 
+def clients_at_once(grad_fn, strategy: str):
+    """Every client's gradient in one call under `vmap` (`grad_fn.rows()`), None under `loop`. `grad_fn` is
+    train/autodiff.py's `grad(loss)`: torch.func.grad's has no `rows`, and its first call imports torch._dynamo."""
+    if strategy != "vmap":
+        return None
+    if not isinstance(grad_fn, grad):
+        raise TypeError(f"grad_fn {grad_fn!r}: the engine takes unlearning.train.autodiff.grad(loss), which it "
+                        "batches over the clients with .rows()")
+    return grad_fn.rows()
+
+
 def step_gradients(phi: torch.Tensor, data: ClientData, idx: torch.Tensor, weight: torch.Tensor, s: int, grad_fn,
                    batched) -> torch.Tensor:
-    """Every client's minibatch gradient at local step `s` [m, d]: all at once with `batched` (vmap(grad_fn)),
+    """Every client's minibatch gradient at local step `s` [m, d]: all at once with `batched` (`clients_at_once`),
     else client by client, zeros for a client without a minibatch."""
     rows = idx[:, s].to(phi.device)
     xb = data.x.index_select(0, rows.flatten()).view(*rows.shape, *data.x.shape[1:])
@@ -166,7 +178,7 @@ def local_pseudo_gradients(theta: torch.Tensor, data: ClientData, idx: torch.Ten
     directly (no cancellation); clients with no samples return zeros."""
     phi, pseudo = theta, torch.zeros_like(theta)
     steps = idx.shape[1]
-    batched = vmap(grad_fn) if strategy == "vmap" else None
+    batched = clients_at_once(grad_fn, strategy)
     for s in range(steps):
         g = step_gradients(phi, data, idx, weight, s, grad_fn, batched)
         pseudo += g
@@ -182,7 +194,7 @@ def local_updates(theta: torch.Tensor, state: OptState, data: ClientData, idx: t
     Both strategies compute the same minibatch gradients; the optimizer step is one batched update."""
     phi, pseudo = theta, torch.zeros_like(theta)
     steps = idx.shape[1]
-    batched = vmap(grad_fn) if strategy == "vmap" else None
+    batched = clients_at_once(grad_fn, strategy)
     active = weight.any(dim=2)  # [m, S] on the CPU: client has a minibatch at local step s
     full = active.all(dim=0).tolist()
     active = active.to(theta.device)
@@ -335,7 +347,7 @@ def retain_forget_rounds(model: nn.Module, spec: FlatSpec, theta: torch.Tensor, 
     values). Returns the models and the per-sample gradient evaluations; a non-finite round raises Diverged naming
     `what`, the round and `hint`."""
     grad_fn = grad(make_loss(model, spec))
-    batched = vmap(grad_fn) if strategy == "vmap" else None
+    batched = clients_at_once(grad_fn, strategy)
     grad_evals = 0
     for t in rounds:
         graph = graph_for_round(sched.topology, sched.graph_nodes, sched.p_edge, sched.seed, t,

@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.func import functional_call
 
+from . import autodiff
 from .dsgd import ClientData
 from .flat import FlatSpec
 
@@ -98,7 +99,7 @@ def minimiser(model: nn.Module, spec: FlatSpec, data: ClientData, keep: list[tor
     w, eye = w.detach(), torch.eye(spec.dim, dtype=torch.float64)
     factor = None if hessian is None else torch.linalg.cholesky(hessian + lam * eye)
     chord = hessian is not None or reuse_hessian
-    grad = torch.func.grad(f)
+    grad = autodiff.grad(f)
     lbfgs_norm = float(grad(w).norm())
     steps, last = 0, float("inf")
     for _ in range(newton_max):  # Newton polish with the exact Hessian and backtracking

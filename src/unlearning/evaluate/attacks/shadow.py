@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from torch.func import grad
 
 from ...experiment import Setup
 from ...models import build_model
 from ...seeding import derive_seed, generator
+from ...train.autodiff import grad
 from ...train.dsgd import ClientData, Schedule, local_pseudo_gradients, make_loss, round_batches
 from ...train.flat import FlatSpec
 from ..forward import logits_in_batches

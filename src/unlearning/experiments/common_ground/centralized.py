@@ -32,7 +32,6 @@ import time
 
 import numpy as np
 import torch
-from torch.func import grad
 
 from ...config import section_config
 from ...experiment import pick_device
@@ -43,6 +42,7 @@ from ...privacy import sglu_baselines as base
 from ...resolved import config_record
 from ...seeding import generator
 from ...train import noisy_sgd as sgd
+from ...train.autodiff import grad
 from ...train.dsgd import make_loss
 from ...train.flat import FlatSpec
 from . import config
