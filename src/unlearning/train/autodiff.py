@@ -14,7 +14,6 @@ from collections.abc import Callable
 
 import torch
 import torch.func
-from torch.func import vmap
 
 
 def _grad_of(out: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
@@ -39,6 +38,6 @@ class grad:
     def rows(self, in_dims=0, randomness: str = "error") -> Callable[..., torch.Tensor]:
         """vmap(torch.func.grad(f), in_dims): every row's gradient in one call. This one is torch.func's (its
         first call imports torch._dynamo): differentiating one vmap of f by autograd instead moves the last bits
-        (3e-8 on the MLP) and is slower on the CPU (MLP +7-10 %, logistic regression +44 %, CNN +62 % a call;
-        issue 70), which a long run pays many times over the import's second."""
-        return vmap(torch.func.grad(self.f), in_dims=in_dims, randomness=randomness)
+        (up to 4.5e-8 on the MLP, logistic regression and CNN) and is slower on the CPU (MLP +7-10 %, logistic
+        regression +44 %, CNN +62 % a call; issue 70), which a long run pays many times over the import's second."""
+        return torch.func.vmap(torch.func.grad(self.f), in_dims=in_dims, randomness=randomness)
