@@ -107,7 +107,8 @@ def test_auto_threads_are_one_a_job_at_quick_and_every_core_at_paper(tmp_path):
     def threads(*args: str) -> set[str]:
         plan = subprocess.run([SNAKEMAKE, "-n", "--cores", "2", "-d", str(tmp_path), "-s", str(ROOT / "Snakefile"),
                                SPLIT, *args], capture_output=True, text=True, check=True).stdout
-        return {line.split("--threads ")[1].split()[0] for line in plan.splitlines() if " -m unlearning " in line}
+        return {line.split("--threads ")[1].split()[0] for line in plan.splitlines()
+                if " -m unlearning.warm " in line}  # the job's command (unlearning/warm.py)
 
     assert threads() == {"1"}
     assert threads("--config", "scale=paper") == {"2"}

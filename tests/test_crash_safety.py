@@ -35,6 +35,7 @@ from conftest import ROOT, workflow_env
 
 SNAKEMAKE = os.path.join(os.path.dirname(sys.executable), "snakemake")
 PROFILE = ROOT / "workflow" / "profiles" / "default"
+MODULES = ("unlearning", "unlearning.warm")  # a job's command, and its client's (unlearning/warm.py)
 SEED = 20261123
 # The spine's report (prepare, features, split, pretrain with its memory-mapped history and per-round
 # checkpoints, unlearn, evaluate, report) and one PDUDT chain that reads a history (pretrain, variants,
@@ -92,13 +93,16 @@ def argv(pid: int) -> list[str]:
 
 
 def job_step(args: list[str]) -> str | None:
-    """The step of a `python -m unlearning [--params P] [--threads N] <step> ...` command line, else None."""
-    if "unlearning" not in args or args[args.index("unlearning") - 1] != "-m":
+    """The step of a `python -m unlearning [--params P] [--threads N] <step> ...` command line, or of the client
+    that runs it forked from the run's warm interpreter (`-m unlearning.warm`, whose killing kills the job), else
+    None. The warm server and the processes it forks carry its own command line (`unlearning.warm serve`)."""
+    module = next((i for i, a in enumerate(args[1:], 1) if args[i - 1] == "-m" and a in MODULES), None)
+    if module is None:
         return None
-    rest = args[args.index("unlearning") + 1:]
+    rest = args[module + 1:]
     while rest and rest[0].startswith("--"):
         rest = rest[2:]
-    return rest[0] if rest else None
+    return rest[0] if rest and rest[0] != "serve" else None
 
 
 def running_jobs(snakemake_pid: int) -> dict[int, str]:

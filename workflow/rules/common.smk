@@ -6,6 +6,7 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
+from unlearning import warm
 from unlearning.config import (ParamsError, check_params, experiment_config, experiments, load_params,
                                section_config, setting_experiments)
 from unlearning.data.availability import (column_source, features_missing_reason, missing_reason,
@@ -56,7 +57,9 @@ SPINE = experiment_config(config, "spine")
 # under its content hash: every job reads exactly this file, so it computes what Snakemake planned. In the
 # working directory, so that cluster jobs on a shared filesystem see it.
 RESOLVED = write_resolved(config, ".snakemake/resolved")
-PY = f"{shlex.quote(sys.executable)} -m unlearning --params {RESOLVED}"  # the Python running Snakemake
+# the Python running Snakemake, through a client that forks each job from a warm interpreter where this run has one
+# (unlearning/warm.py: the same computation, without torch's import in every job), else runs it itself
+PY = f"{shlex.quote(sys.executable)} -m unlearning.warm --params {RESOLVED}"
 PROVENANCE = f"{shlex.quote(sys.executable)} -m unlearning.provenance --params {RESOLVED}"
 
 
@@ -89,6 +92,20 @@ GPU = 1 if cuda_used() else 0  # the profile caps concurrent GPU jobs with --res
 SMALL_THREADS = 1 if config["engine"]["cpu_threads"] == "auto" else config["engine"]["cpu_threads"]
 THREADS = (SMALL_THREADS if config["engine"]["cpu_threads"] != "auto" or config["scale"] == "quick"
            else auto_threads())
+
+
+onstart:
+    # a local run forks its jobs of SMALL_THREADS threads (every job at quick) from one warm interpreter
+    if workflow.local_exec and not workflow.touch:
+        warm.start(min(SMALL_THREADS, workflow.cores))
+
+
+onsuccess:
+    warm.stop()
+
+
+onerror:
+    warm.stop()
 
 
 def code(module):

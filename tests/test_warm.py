@@ -1,0 +1,196 @@
+"""Jobs forked from a warm interpreter (unlearning/warm.py): the same output, exit status and signals as
+`python -m unlearning`, a refusal where the job's interpreter would differ, and no job left behind by a killed
+client. The whole workflow runs through it in every workflow test (common.smk's PY); test_slurm compares such a run
+byte for byte with cluster jobs, which start their own interpreters."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from unlearning import warm
+
+TINY = ROOT / "tests" / "config" / "tiny.yaml"
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def wait_until(condition, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """A server as Snakemake's onstart starts one (one thread a job), in a folder of its own; yields (address,
+    folder, the environment of a job it serves, its process)."""
+    folder = tmp_path_factory.mktemp("warm")
+    address = str(folder / "socket")
+    env = {**os.environ, **dict.fromkeys(warm.THREAD_VARIABLES, "1")}
+    env.pop(warm.ADDRESS, None)
+    proc = subprocess.Popen([sys.executable, "-m", "unlearning.warm", "serve", address, str(os.getpid())],
+                            cwd=folder, env=env)
+    wait_until(lambda: os.path.exists(address) or proc.poll() is not None)
+    yield address, folder, {**env, warm.ADDRESS: address}, proc
+    proc.kill()
+
+
+def job(args: list[str], cwd: Path, env: dict, module: str = "unlearning.warm", **kw) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", module, *args], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, **kw)
+
+
+@pytest.mark.slow
+def test_a_served_step_writes_the_bytes_and_the_output_of_its_own_interpreter(server, tmp_path):
+    _, folder, env, proc = server
+    args = ["--params", str(TINY), "--threads", "1", "prepare", "--dataset", "synthetic", "--out"]
+    served = job([*args, str(folder / "served.safetensors")], folder, env)
+    own = job([*args, str(folder / "own.safetensors")], folder, {**env, warm.ADDRESS: "0"})
+    (out, err), (own_out, own_err) = served.communicate(timeout=120), own.communicate(timeout=120)
+    assert served.returncode == own.returncode == 0, err + own_err
+    assert "warm start" not in err and "warm start" not in own_err
+    assert out == own_out
+    assert len(children(proc.pid)) == 0  # its monitor has ended
+    assert (folder / "served.safetensors").read_bytes() == (folder / "own.safetensors").read_bytes()
+
+
+@pytest.mark.slow
+def test_a_failing_step_ends_with_its_code_and_message(server, tmp_path):
+    _, folder, env, _ = server
+    bad = folder / "bad.yaml"
+    bad.write_text(TINY.read_text().replace("scale: ", "scale: huge #", 1))
+    # main's code 2 (a known error), then argparse's SystemExit(2)
+    for args in (["--params", str(bad), "check-params"], ["--params", str(TINY), "no-such-step"]):
+        served, own = job(args, folder, env), job(args, folder, env, module="unlearning")
+        (_, err), (_, own_err) = served.communicate(timeout=120), own.communicate(timeout=120)
+        assert served.returncode == own.returncode == 2
+        assert err == own_err and ("scale" in err or "no-such-step" in err)
+
+
+@pytest.mark.slow
+def test_a_job_whose_environment_differs_runs_in_its_own_interpreter_and_says_why(server):
+    _, folder, env, _ = server
+    served = job(["--params", str(TINY), "check-params"], folder, {**env, "OMP_NUM_THREADS": "2"})
+    out, err = served.communicate(timeout=120)
+    assert served.returncode == 0 and "valid" in out
+    assert "warm start: the job's environment differs from the server's in OMP_NUM_THREADS" in err
+
+
+@pytest.mark.slow
+def test_without_a_server_the_client_runs_the_step_itself(tmp_path):
+    env = {**os.environ, warm.ADDRESS: str(tmp_path / "none")}
+    served = job(["--params", str(TINY), "check-params"], tmp_path, env)
+    out, err = served.communicate(timeout=120)
+    assert served.returncode == 0 and "valid" in out and "no server at" in err
+
+
+def grandchildren(pid: int) -> list[int]:
+    return [c for m in children(pid) for c in children(m)]
+
+
+def blocked_job(server, tmp_path) -> tuple[subprocess.Popen, int]:
+    """A served job blocked reading a part to combine from a FIFO nobody writes, and the pid of the forked job."""
+    _, folder, env, proc = server
+    os.mkfifo(tmp_path / "part.json")
+    (tmp_path / "timing.json").write_text("{}")
+    client = job(["--params", str(TINY), "common-central", "centralized", "--parts", str(tmp_path / "part.json"),
+                  "--part-timings", str(tmp_path / "timing.json"), "--out", str(tmp_path / "out.json"), "--timing",
+                  str(tmp_path / "out_timing.json")], folder, env)
+    writer: list[int] = []
+
+    def reading() -> bool:  # the job has opened the FIFO (opening its writing end succeeds), and waits in read()
+        try:
+            writer.append(os.open(tmp_path / "part.json", os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:  # ENXIO: no reader yet
+            return False
+        return True
+
+    wait_until(reading)
+    (job_pid,) = grandchildren(proc.pid)  # the server's monitor, and its job
+    return client, job_pid
+
+
+@pytest.mark.slow
+def test_a_killed_client_leaves_no_job_behind(server, tmp_path):
+    client, pid = blocked_job(server, tmp_path)
+    client.kill()
+    client.wait(timeout=10)
+    wait_until(lambda: not alive(pid), timeout_s=10)
+    wait_until(lambda: not children(server[3].pid), timeout_s=10)
+
+
+@pytest.mark.slow
+def test_sigterm_reaches_the_job_and_the_client_dies_of_it(server, tmp_path):
+    client, pid = blocked_job(server, tmp_path)
+    client.terminate()
+    assert client.wait(timeout=10) == -signal.SIGTERM
+    assert not alive(pid)
+
+
+@pytest.mark.slow
+def test_sigint_interrupts_the_job_where_it_is_as_in_its_own_interpreter(server, tmp_path):
+    client, pid = blocked_job(server, tmp_path)
+    client.send_signal(signal.SIGINT)
+    _, err = client.communicate(timeout=10)
+    assert client.returncode == -signal.SIGINT, err
+    # the job's traceback, where it waited; not the client's
+    assert "KeyboardInterrupt" in err and "unlearning/files.py" in err and "in _line" not in err, err
+
+
+@pytest.mark.slow
+def test_the_server_ends_when_stopped_or_when_its_starter_is_gone():
+    env = {k: v for k, v in os.environ.items() if k != warm.ADDRESS}
+    starts = "import os, time\nfrom unlearning import warm\na = warm.start(1)\nprint(a, flush=True)\n"
+    stopped = subprocess.run([sys.executable, "-c", starts + "while not os.path.exists(a): time.sleep(0.05)\n"
+                              "warm.stop()"], env=env, capture_output=True, text=True, timeout=120)
+    assert stopped.returncode == 0, stopped.stderr
+    address = Path(stopped.stdout.strip())
+    wait_until(lambda: not address.parent.exists(), timeout_s=10)  # its private folder removed on the way out
+
+    starter = subprocess.Popen([sys.executable, "-c", starts + "time.sleep(120)"], env=env, stdout=subprocess.PIPE,
+                               text=True)
+    address = Path(starter.stdout.readline().strip())
+    wait_until(address.exists)
+    (server,) = children(starter.pid)
+    starter.kill()
+    starter.wait()
+    wait_until(lambda: not alive(server), timeout_s=10)
+    assert not address.parent.exists()
+
+
+def test_refusal_names_what_differs_and_ignores_what_snakemake_sets_per_job():
+    started = {**os.environ, "OMP_NUM_THREADS": "1"}
+    request = {"executable": sys.executable, "cwd": os.getcwd(),
+               "env": {**started, "TMPDIR": "/elsewhere", warm.ADDRESS: "/a/socket"}}
+    assert warm.refusal(request, started) is None
+    request["env"]["GLIBC_TUNABLES"] = "glibc.cpu.hwcaps=-AVX2"
+    assert "GLIBC_TUNABLES" in warm.refusal(request, started)
+    assert "/usr/bin/python0" in warm.refusal({**request, "executable": "/usr/bin/python0"}, started)
+    assert "/nowhere" in warm.refusal({**request, "cwd": "/nowhere"}, started)
