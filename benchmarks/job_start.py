@@ -7,7 +7,8 @@ This re-runs, in RUN_DIR (a directory a workflow finished in: its outputs are re
 first job of each rule from Snakemake's dry run, one at a time on an otherwise idle machine: `--repeats` times for
 its median wall time, then once under `python -X importtime` (its log) for what its heavy imports cost. Beside them,
 the floor: `python -c "import torch"` alone. Comparing two trees' runs of the same rules gives a change's effect per
-job (the workflow's own benchmarks, two jobs sharing two cores, vary by a second or two a job).
+job (the workflow's own benchmarks, two jobs sharing two cores, vary by a second or two a job). The jobs run here in
+their own interpreters, as a cluster's do; a local workflow run forks them from its warm one (unlearning/warm.py).
 
     .venv/bin/python benchmarks/job_start.py RUN_DIR [--rules a,b] [--repeats 3] [--label TEXT] [--out X.json]
 """

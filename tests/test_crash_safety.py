@@ -36,6 +36,11 @@ from conftest import ROOT, workflow_env
 SNAKEMAKE = os.path.join(os.path.dirname(sys.executable), "snakemake")
 PROFILE = ROOT / "workflow" / "profiles" / "default"
 MODULES = ("unlearning", "unlearning.warm")  # a job's command, and its client's (unlearning/warm.py)
+# Each job in its own interpreter: forked from the run's warm one (unlearning/warm.py) a tiny job ends within a
+# second of its start, before most drawn moments below. Its kills are tests/test_warm.py's (a killed client leaves
+# no job, signals reach the job, the server ends with Snakemake); here the crashed run's bytes are also compared
+# with the session's tiny run, whose jobs were forked.
+ENV = {**workflow_env(), "UNLEARNING_WARM": "0"}
 SEED = 20261123
 # The spine's report (prepare, features, split, pretrain with its memory-mapped history and per-round
 # checkpoints, unlearn, evaluate, report) and one PDUDT chain that reads a history (pretrain, variants,
@@ -209,7 +214,7 @@ def killed_run(workdir: Path, trial: Trial) -> None:
     """Start the re-run command, kill it at the trial's moment, and leave the directory as the kill left it."""
     log = (workdir.parent / f"{workdir.name}.log").open("a")
     proc = subprocess.Popen(snakemake(workdir, *TARGETS), stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True, env=workflow_env())
+                            start_new_session=True, env=ENV)
     deadline = time.monotonic() + RUN_TIMEOUT_S
     jobs = wait_for(trial.trigger, workdir, proc, trial.delay_s, deadline)
     trial.fired = bool(jobs)
@@ -236,7 +241,7 @@ def killed_run(workdir: Path, trial: Trial) -> None:
 
 def complete_run(workdir: Path) -> subprocess.CompletedProcess:
     return subprocess.run(snakemake(workdir, *TARGETS), capture_output=True, text=True, timeout=RUN_TIMEOUT_S,
-                          env=workflow_env())
+                          env=ENV)
 
 
 @pytest.mark.slow
