@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -101,6 +102,18 @@ def test_a_job_whose_environment_differs_runs_in_its_own_interpreter_and_says_wh
     out, err = served.communicate(timeout=120)
     assert served.returncode == 0 and "valid" in out
     assert "warm start: the job's environment differs from the server's in OMP_NUM_THREADS" in err
+
+
+@pytest.mark.slow
+def test_a_client_that_hangs_up_unheard_leaves_the_server_serving(server):
+    address, folder, env, _ = server
+    for said in (b"", b"not a request\n"):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as hung_up:
+            hung_up.connect(address)
+            hung_up.sendall(said)
+    served = job(["--params", str(TINY), "check-params"], folder, env)
+    out, err = served.communicate(timeout=120)
+    assert served.returncode == 0 and "valid" in out and "warm start" not in err, err
 
 
 @pytest.mark.slow

@@ -72,8 +72,12 @@ def _line(conn: socket.socket) -> str:
 
 def _wait(conn: socket.socket) -> None:
     """Relay signals to the job until it ends, then end as it did."""
+    def relay(signum, frame):
+        with contextlib.suppress(OSError):  # the job has ended: its status is on the way
+            conn.send(f"{signum}\n".encode())
+
     for sig in RELAYED:
-        signal.signal(sig, lambda signum, frame: conn.send(f"{signum}\n".encode()))
+        signal.signal(sig, relay)
     try:
         status = _line(conn)
     except ConnectionResetError:
@@ -154,20 +158,29 @@ def serve(address: str, starter: int) -> None:
                 conn, _ = server.accept()
             except TimeoutError:
                 continue
-            conn.settimeout(None)
-            with conn:
-                message, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
-                while not message.endswith(b"\n") and (chunk := conn.recv(1 << 20)):
-                    message += chunk
-                if message == b"stop\n":
-                    return
-                request = json.loads(message)
-                if why := refusal(request, started):
-                    conn.sendall(f"{why}\n".encode())
-                elif os.fork() == 0:
-                    server.close()
-                    request["env"].update(imported)
-                    _monitor(conn, fds, request, rng_at_import)
+            conn.settimeout(10.0)  # a client that connects and says nothing holds no one up
+            fds: list[int] = []
+            try:
+                with conn:
+                    message, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
+                    while not message.endswith(b"\n") and (chunk := conn.recv(1 << 20)):
+                        message += chunk
+                    if message == b"stop\n":
+                        return
+                    request = json.loads(message)
+                    if why := refusal(request, started):
+                        conn.sendall(f"{why}\n".encode())
+                    elif os.fork() == 0:  # the monitor: never back in this loop
+                        try:
+                            server.close()
+                            conn.settimeout(None)
+                            request["env"].update(imported)
+                            _monitor(conn, fds, request, rng_at_import)
+                        finally:
+                            os._exit(1)
+            except (OSError, ValueError):  # a client killed while it connected: its job never started
+                pass
+            finally:
                 for fd in fds:
                     os.close(fd)
     finally:
@@ -183,11 +196,15 @@ def _monitor(conn: socket.socket, fds: list[int], request: dict, rng_state) -> N
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     job = os.fork()
     if job == 0:
-        conn.close()
-        _job(fds, request, rng_state)
+        try:
+            conn.close()
+            _job(fds, request, rng_state)
+        finally:
+            os._exit(1)
     for fd in fds:
         os.close(fd)
-    conn.sendall(b"started\n")
+    with contextlib.suppress(OSError):  # else the client is gone: below, the job is killed
+        conn.sendall(b"started\n")
     ended = os.pidfd_open(job)
     while True:
         readable, _, _ = select.select([conn, ended], [], [])
@@ -199,7 +216,10 @@ def _monitor(conn: socket.socket, fds: list[int], request: dict, rng_state) -> N
             except OSError:
                 pass  # the client is gone
             os._exit(0)
-        sent = conn.recv(4096)
+        try:
+            sent = conn.recv(4096)
+        except OSError:
+            sent = b""
         for signum in sent.split() if sent else [b"9"]:  # no client: nobody waits for the job
             os.kill(job, int(signum))
         if not sent:
