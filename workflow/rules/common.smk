@@ -95,8 +95,9 @@ THREADS = (SMALL_THREADS if config["engine"]["cpu_threads"] != "auto" or config[
 
 
 onstart:
-    # a local run forks its jobs of SMALL_THREADS threads (every job at quick) from one warm interpreter
-    if workflow.local_exec and not workflow.touch:
+    # a local run on the CPU forks its jobs of SMALL_THREADS threads (every job at quick) from one warm interpreter;
+    # not where the steps compute on CUDA, which a process forked after its parent initialised CUDA cannot use
+    if workflow.local_exec and not workflow.touch and not GPU:
         warm.start(min(SMALL_THREADS, workflow.cores))
 
 
