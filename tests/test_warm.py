@@ -128,14 +128,16 @@ def grandchildren(pid: int) -> list[int]:
     return [c for m in children(pid) for c in children(m)]
 
 
-def blocked_job(server, tmp_path) -> tuple[subprocess.Popen, int]:
-    """A served job blocked reading a part to combine from a FIFO nobody writes, and the pid of the forked job."""
+def blocked_job(server, tmp_path, request) -> tuple[subprocess.Popen, int]:
+    """A served job blocked reading a part to combine from a FIFO nobody writes, and the pid of the forked job; its
+    client is killed after the test, whatever the test's end (its monitor then kills the job)."""
     _, folder, env, proc = server
     os.mkfifo(tmp_path / "part.json")
     (tmp_path / "timing.json").write_text("{}")
     client = job(["--params", str(TINY), "common-central", "centralized", "--parts", str(tmp_path / "part.json"),
                   "--part-timings", str(tmp_path / "timing.json"), "--out", str(tmp_path / "out.json"), "--timing",
                   str(tmp_path / "out_timing.json")], folder, env)
+    request.addfinalizer(client.kill)
     writer: list[int] = []
 
     def reading() -> bool:  # the job has opened the FIFO (opening its writing end succeeds), and waits in read()
@@ -151,8 +153,8 @@ def blocked_job(server, tmp_path) -> tuple[subprocess.Popen, int]:
 
 
 @pytest.mark.slow
-def test_a_killed_client_leaves_no_job_behind(server, tmp_path):
-    client, pid = blocked_job(server, tmp_path)
+def test_a_killed_client_leaves_no_job_behind(server, tmp_path, request):
+    client, pid = blocked_job(server, tmp_path, request)
     client.kill()
     client.wait(timeout=10)
     wait_until(lambda: not alive(pid), timeout_s=10)
@@ -160,16 +162,16 @@ def test_a_killed_client_leaves_no_job_behind(server, tmp_path):
 
 
 @pytest.mark.slow
-def test_sigterm_reaches_the_job_and_the_client_dies_of_it(server, tmp_path):
-    client, pid = blocked_job(server, tmp_path)
+def test_sigterm_reaches_the_job_and_the_client_dies_of_it(server, tmp_path, request):
+    client, pid = blocked_job(server, tmp_path, request)
     client.terminate()
     assert client.wait(timeout=10) == -signal.SIGTERM
     assert not alive(pid)
 
 
 @pytest.mark.slow
-def test_sigint_interrupts_the_job_where_it_is_as_in_its_own_interpreter(server, tmp_path):
-    client, pid = blocked_job(server, tmp_path)
+def test_sigint_interrupts_the_job_where_it_is_as_in_its_own_interpreter(server, tmp_path, request):
+    client, pid = blocked_job(server, tmp_path, request)
     client.send_signal(signal.SIGINT)
     _, err = client.communicate(timeout=10)
     assert client.returncode == -signal.SIGINT, err
