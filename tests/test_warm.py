@@ -16,29 +16,14 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from test_crash_safety import _parent_map, alive  # processes, from /proc
 from unlearning import warm
 
 TINY = ROOT / "tests" / "config" / "tiny.yaml"
 
 
 def children(pid: int) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry))
-    return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+    return [p for p, parent in _parent_map().items() if parent == pid]
 
 
 def wait_until(condition, timeout_s: float = 60) -> None:
