@@ -24,7 +24,7 @@ from unlearning.history import CheckpointStore, History, HistoryWriter
 from unlearning.models import build_model
 from unlearning.privacy import sglu
 from unlearning.privacy import sglu_baselines as bl
-from unlearning.train.dsgd import ClientData, Diverged, Schedule, check_finite, train
+from unlearning.train.dsgd import ClientData, Diverged, Schedule, all_finite, check_finite, train
 from unlearning.train.flat import FlatSpec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -280,6 +280,17 @@ def test_methods_weight_check_names_where(bad):
     theta[1, 2] = bad
     with pytest.raises(Diverged, match="pdudt_synthetic: FATS's FedAvg, round 2: weights are not finite"):
         check_finite(theta, "pdudt_synthetic: FATS's FedAvg, round 2")
+
+
+@pytest.mark.parametrize("where", [0, 7, 19])
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_all_finite_finds_one_bad_entry_anywhere(where, bad):
+    """One NaN or infinity among entries whose sum overflows float32 (finite each) and a -0.0."""
+    t = torch.full((4, 5), 3e38)
+    t[0, 1] = -0.0
+    assert all_finite(t) and all_finite(torch.empty(0, 5))
+    t.view(-1)[where] = bad
+    assert not all_finite(t)
 
 
 # ------------------------------------------------------------------------------------------- corrupt files

@@ -20,11 +20,24 @@ def _inputs(n: int = 200_000) -> torch.Tensor:
 
 
 def test_sqrt_is_the_ieee_square_root_bit_for_bit():
-    """numpy's float32 sqrt is the hardware's correctly rounded one: every IEEE machine computes these bits."""
+    """The correctly rounded square root r of x, checked exactly: x lies between the squares of the midpoints to
+    r's neighbours (each square has at most 50 bits, exact in float64); and the float64 route rounded to float32."""
     v = _inputs()
     got = floatmath.sqrt(v)
-    assert got.dtype == torch.float32
-    assert torch.equal(got, torch.from_numpy(np.sqrt(v.numpy())))
+    assert got.dtype == torch.float32 and got.shape == v.shape
+    r, x = got.numpy(), v.numpy().astype(np.float64)
+    low = (r.astype(np.float64) + np.nextafter(r, np.float32(0)).astype(np.float64)) / 2
+    high = (r.astype(np.float64) + np.nextafter(r, np.float32(np.inf)).astype(np.float64)) / 2
+    assert ((low * low <= x) & (x <= high * high)).all()
+    assert torch.equal(got, v.double().sqrt().float())
+
+
+def test_sqrt_of_a_scalar_a_strided_view_and_a_negative_number():
+    m = torch.arange(12, dtype=torch.float32).view(3, 4)
+    assert torch.equal(floatmath.sqrt(m.T), m.T.double().sqrt().float())
+    scalar = floatmath.sqrt(torch.tensor(16.0))
+    assert scalar.shape == () and float(scalar) == 4.0
+    assert torch.isnan(floatmath.sqrt(torch.tensor([-1.0]))).all()
 
 
 @pytest.mark.parametrize("name", ["log", "tanh"])

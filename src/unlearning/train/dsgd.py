@@ -254,9 +254,15 @@ def first_nonfinite_step(theta: torch.Tensor, data: ClientData, idx: torch.Tenso
     return "the mixing step: every local step stayed finite, the mixed weights did not"
 
 
+def all_finite(t: torch.Tensor) -> bool:
+    """Whether every entry of `t` is finite, from its minimum and maximum (one pass; aminmax propagates NaN), about 10
+    times faster than isfinite's mask on a model stack (benchmarks/results/floatmath_cpu.json)."""
+    return t.numel() == 0 or bool(torch.isfinite(torch.stack(torch.aminmax(t))).all())
+
+
 def check_finite(theta: torch.Tensor, what: str) -> None:
     """One cheap check per round: raise Diverged naming `what` when any weight is NaN or infinite."""
-    if not bool(torch.isfinite(theta).all()):
+    if not all_finite(theta):
         raise Diverged(f"{what}: weights are not finite (the run diverged); valid: a smaller learning rate")
 
 
@@ -320,7 +326,7 @@ def train(model: nn.Module, spec: FlatSpec, theta: torch.Tensor, data: ClientDat
                 mixing["W_without"] = metropolis_hastings_without(graph, clients, sched.keep_connected_without)
             history.append(t, pseudo, mixing)
         before, theta = theta, mix(theta, pseudo, w, sched.lr, sched.mixing)
-        if not bool(torch.isfinite(theta).all()):  # one check per round; the replay runs only on failure
+        if not all_finite(theta):  # one check per round; the replay runs only on failure
             where = first_nonfinite_step(before, data, idx, weight, sched.lr, make_loss(model, spec), opt, state_before)
             raise Diverged(f"{sched.experiment or 'training'}: diverged in round {t} (counting from 0), {where}; "
                            f"lr = {sched.lr:g}, optimizer {sched.optimizer}; valid: a smaller train.lr")
@@ -373,6 +379,6 @@ def retain_forget_rounds(model: nn.Module, spec: FlatSpec, theta: torch.Tensor, 
                 phi = phi - sched.lr * g
         mixed = mix(theta, pseudo, w, sched.lr, sched.mixing)
         theta = mixed if mask is None else theta + mask * (mixed - theta)
-        if not bool(torch.isfinite(theta).all()):
+        if not all_finite(theta):
             raise Diverged(f"{what} diverged in round {t} (counting from 0); {hint}")
     return theta, grad_evals

@@ -37,7 +37,7 @@ from ...methods import du
 from ...resolved import config_record
 from ...seeding import derive_seed
 from ...topology import graph_for_round
-from ...train.dsgd import Diverged, Schedule
+from ...train.dsgd import Diverged, Schedule, all_finite
 from .steps import (
     config,
     du_config,
@@ -68,7 +68,7 @@ def _shift(curve: list[dict], start: int) -> list[dict]:
 
 
 def _finite(theta: torch.Tensor, what: str) -> None:
-    if not bool(torch.isfinite(theta).all()):
+    if not all_finite(theta):
         raise Diverged(what)
 
 

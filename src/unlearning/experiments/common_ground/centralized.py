@@ -43,7 +43,7 @@ from ...resolved import config_record
 from ...seeding import generator
 from ...train import noisy_sgd as sgd
 from ...train.autodiff import grad
-from ...train.dsgd import make_loss
+from ...train.dsgd import all_finite, make_loss
 from ...train.flat import FlatSpec
 from . import config
 
@@ -162,7 +162,7 @@ def retain_forget_descent(model: torch.nn.Module, theta: torch.Tensor, x: torch.
     for step in range(steps):
         g = step_grad(th)
         th = th - lr * (g if mask is None else g * mask)
-        if not torch.isfinite(th).all():
+        if not all_finite(th):
             raise FloatingPointError(f"{what}: the model is not finite after step {step + 1} of {steps} (lr {lr:g})")
     return th[None]
 
