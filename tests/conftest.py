@@ -15,6 +15,8 @@ quick regression computes natively, within tolerances that cover every CPU's spr
 from __future__ import annotations
 
 import os
+import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # before torch initialises CUDA
@@ -79,6 +81,33 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "cuda" in item.keywords:
             item.add_marker(pytest.mark.skip(reason=reason))
+
+
+# Workflows started as the session begins, so that their jobs fill the cores that the other tests leave idle
+# (Snakemake's and DVC's start-ups, pytest's own single-threaded tests): a test module registers
+# `fixture name -> start(folder)`, which starts the run and returns (its process, its folder), or None where the
+# fixture should decide alone (it then runs it itself); the fixture takes the started run with `started(name)` and
+# waits for it. Only a run that a selected test reads is started.
+BACKGROUND: dict[str, Callable[[Path], tuple[subprocess.Popen, Path] | None]] = {}
+_STARTED: dict[str, tuple[subprocess.Popen, Path]] = {}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def background_workflows(request, tmp_path_factory):
+    used = {name for item in request.session.items for name in getattr(item, "fixturenames", ())}
+    for name in sorted(used & BACKGROUND.keys()):
+        if (run := BACKGROUND[name](tmp_path_factory.mktemp(name))) is not None:
+            _STARTED[name] = run
+    yield
+    for proc, _ in _STARTED.values():  # the session ended before the test that reads it: Snakemake stops its jobs
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait()
+
+
+def started(name: str) -> tuple[subprocess.Popen, Path] | None:
+    """The run `background_workflows` started for fixture `name`, or None."""
+    return _STARTED.pop(name, None)
 
 
 @pytest.fixture(scope="session")

@@ -54,6 +54,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+import conftest
 from conftest import PINNED, ROOT
 from regression import isa_probe
 from unlearning import isa
@@ -306,18 +307,36 @@ def quick_params(seed: int | None = None) -> dict:
     return params
 
 
+def start_quick_run(folder: Path) -> tuple[subprocess.Popen, Path] | None:
+    """Starts Snakemake on the quick params in `folder` (QUICK_RUN_DIR instead, where set), its output in
+    snakemake.log there; None where `quick_run` would not read it (no Fashion-MNIST, or a CUDA run without goldens)."""
+    from unlearning.experiment import pick_device
+
+    params = quick_params()
+    no_goldens = not any(REGRESSION.glob("*_cuda.json"))
+    if not RAW.is_file() or (pick_device(params["device"]).type == "cuda" and no_goldens):
+        return None
+    work = Path(os.environ.get("QUICK_RUN_DIR") or folder)  # a kept run: brought up to date
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    snakemake = os.path.join(os.path.dirname(sys.executable), "snakemake")
+    with open(work / "snakemake.log", "w") as log:
+        proc = subprocess.Popen([snakemake, "--cores", "2", "-d", str(work), "-s", str(ROOT / "Snakefile")],
+                                stdout=log, stderr=subprocess.STDOUT, env=isa.environment(REGRESSION_ISA))
+    return proc, work
+
+
+conftest.BACKGROUND["quick_run"] = start_quick_run  # started as the session begins (conftest.py)
+
+
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory) -> Path:
     assert RAW.is_file(), f"{RAW} missing: run `bash scripts/bootstrap.sh` (it installs Fashion-MNIST)"
-    work = Path(os.environ.get("QUICK_RUN_DIR") or tmp_path_factory.mktemp("quick"))  # a kept run: brought up to date
-    work.mkdir(parents=True, exist_ok=True)
     params = quick_params()
     skip_without_device_goldens(params["device"])
-    (work / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    snakemake = os.path.join(os.path.dirname(sys.executable), "snakemake")
-    run = subprocess.run([snakemake, "--cores", "2", "-d", str(work), "-s", str(ROOT / "Snakefile")],
-                         capture_output=True, text=True, env=isa.environment(REGRESSION_ISA))
-    assert run.returncode == 0, run.stderr[-3000:]
+    proc, work = conftest.started("quick_run") or start_quick_run(tmp_path_factory.mktemp("quick"))
+    code = proc.wait()
+    assert code == 0, (work / "snakemake.log").read_text()[-3000:]
     if os.environ.get("UPDATE_GOLDEN"):
         made_with = {"seed": params["seed"], "torch": torch_version(), "isa": REGRESSION_ISA, "cpu": isa_probe.cpu()}
         for golden, section, read, results, report in PARTS.values():
