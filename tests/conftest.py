@@ -74,6 +74,7 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if WORKFLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+    items.sort(key=lambda item: bool(BACKGROUND.keys() & set(getattr(item, "fixturenames", ()))))  # theirs last
     if config.test_device.type == "cuda":
         return
     reason = ("needs CUDA: torch sees no CUDA device" if not torch.cuda.is_available()
@@ -83,13 +84,19 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason=reason))
 
 
-# Workflows started as the session begins, so that their jobs fill the cores that the other tests leave idle
-# (Snakemake's and DVC's start-ups, pytest's own single-threaded tests): a test module registers
+# Workflows started as the session begins, at a lower priority (`lower_priority`), so that their jobs take the cycles
+# the other tests leave idle (Snakemake's and DVC's start-ups, pytest's own single-threaded tests) without slowing
+# them; the tests that read them run last, when the run has the cores to itself. A test module registers
 # `fixture name -> start(folder)`, which starts the run and returns (its process, its folder), or None where the
 # fixture should decide alone (it then runs it itself); the fixture takes the started run with `started(name)` and
 # waits for it. Only a run that a selected test reads is started.
 BACKGROUND: dict[str, Callable[[Path], tuple[subprocess.Popen, Path] | None]] = {}
 _STARTED: dict[str, tuple[subprocess.Popen, Path]] = {}
+
+
+def lower_priority() -> None:
+    """`preexec_fn` of a background run: niceness 10, which its jobs inherit."""
+    os.nice(10)
 
 
 @pytest.fixture(scope="session", autouse=True)

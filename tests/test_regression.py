@@ -322,7 +322,8 @@ def start_quick_run(folder: Path) -> tuple[subprocess.Popen, Path] | None:
     snakemake = os.path.join(os.path.dirname(sys.executable), "snakemake")
     with open(work / "snakemake.log", "w") as log:
         proc = subprocess.Popen([snakemake, "--cores", "2", "-d", str(work), "-s", str(ROOT / "Snakefile")],
-                                stdout=log, stderr=subprocess.STDOUT, env=isa.environment(REGRESSION_ISA))
+                                stdout=log, stderr=subprocess.STDOUT, env=isa.environment(REGRESSION_ISA),
+                                preexec_fn=conftest.lower_priority)
     return proc, work
 
 
