@@ -36,6 +36,9 @@ A cell the golden file does not pin (a method added since, issue 55) is reported
 
 adds the new cells and leaves every pinned number as it is.
 
+The run starts as the test session begins, at a lower priority, and the tests that read it run last (conftest's
+`BACKGROUND`): its jobs take the cycles the rest of the suite leaves idle.
+
 QUICK_RUN_DIR=<dir> runs the workflow in <dir> instead of a fresh scratch directory: Snakemake re-runs what is
 out of date there (all of it in a new directory) and the tests read that run, so a finished run is re-checked
 in seconds.
