@@ -84,7 +84,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason=reason))
 
 
-# Workflows started as the session begins, at a lower priority (`lower_priority`), so that their jobs take the cycles
+# Workflows started as the session begins, at a lower priority (`LOWER_PRIORITY`), so that their jobs take the cycles
 # the other tests leave idle (Snakemake's and DVC's start-ups, pytest's own single-threaded tests) without slowing
 # them; the tests that read them run last, when the run has the cores to itself. A test module registers
 # `fixture name -> start(folder)`, which starts the run and returns (its process, its folder), or None where the
@@ -94,9 +94,7 @@ BACKGROUND: dict[str, Callable[[Path], tuple[subprocess.Popen, Path] | None]] = 
 _STARTED: dict[str, tuple[subprocess.Popen, Path]] = {}
 
 
-def lower_priority() -> None:
-    """`preexec_fn` of a background run: niceness 10, which its jobs inherit."""
-    os.nice(10)
+LOWER_PRIORITY = ["nice", "-n", "10"]  # a background run's command prefix (coreutils); its jobs inherit it
 
 
 @pytest.fixture(scope="session", autouse=True)

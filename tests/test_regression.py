@@ -324,9 +324,9 @@ def start_quick_run(folder: Path) -> tuple[subprocess.Popen, Path] | None:
     (work / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     snakemake = os.path.join(os.path.dirname(sys.executable), "snakemake")
     with open(work / "snakemake.log", "w") as log:
-        proc = subprocess.Popen([snakemake, "--cores", "2", "-d", str(work), "-s", str(ROOT / "Snakefile")],
-                                stdout=log, stderr=subprocess.STDOUT, env=isa.environment(REGRESSION_ISA),
-                                preexec_fn=conftest.lower_priority)
+        proc = subprocess.Popen([*conftest.LOWER_PRIORITY, snakemake, "--cores", "2", "-d", str(work), "-s",
+                                 str(ROOT / "Snakefile")],
+                                stdout=log, stderr=subprocess.STDOUT, env=isa.environment(REGRESSION_ISA))
     return proc, work
 
 
