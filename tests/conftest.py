@@ -92,8 +92,6 @@ def pytest_collection_modifyitems(config, items):
 # waits for it. Only a run that a selected test reads is started.
 BACKGROUND: dict[str, Callable[[Path], tuple[subprocess.Popen, Path] | None]] = {}
 _STARTED: dict[str, tuple[subprocess.Popen, Path]] = {}
-
-
 LOWER_PRIORITY = ["nice", "-n", "10"]  # a background run's command prefix (coreutils); its jobs inherit it
 
 

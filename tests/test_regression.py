@@ -76,13 +76,18 @@ SPINE_KEYS = ("test_accuracy", "forget_accuracy", "retain_accuracy", "test_loss"
 RAW = ROOT / "data" / "raw" / "FashionMNIST" / "raw" / "train-images-idx3-ubyte"
 
 
-def skip_without_device_goldens(device_choice: str) -> None:
-    """The goldens above were recorded on the CPU. A workflow that runs on CUDA (params.yaml's `device`; auto
-    = CUDA where torch sees it) is compared only with goldens recorded there, tests/regression/*_cuda.json;
-    without them the regression skips and says why, never comparing a CUDA run with CPU numbers."""
+def cuda_without_goldens(device_choice: str) -> bool:
+    """Whether the workflow would run on CUDA (params.yaml's `device`; auto = CUDA where torch sees it) where
+    tests/regression holds no goldens recorded there (*_cuda.json)."""
     from unlearning.experiment import pick_device
 
-    if pick_device(device_choice).type == "cuda" and not any((ROOT / "tests" / "regression").glob("*_cuda.json")):
+    return pick_device(device_choice).type == "cuda" and not any(REGRESSION.glob("*_cuda.json"))
+
+
+def skip_without_device_goldens(device_choice: str) -> None:
+    """The goldens above were recorded on the CPU. A workflow that runs on CUDA is compared only with goldens
+    recorded there; without them the regression skips and says why, never comparing a CUDA run with CPU numbers."""
+    if cuda_without_goldens(device_choice):
         pytest.skip(f"device: {device_choice} runs the workflow on CUDA and tests/regression holds no *_cuda.json "
                     "goldens; a CUDA run is not compared with the CPU goldens (set device: cpu in params.yaml to "
                     "compare on the CPU)")
@@ -313,11 +318,8 @@ def quick_params(seed: int | None = None) -> dict:
 def start_quick_run(folder: Path) -> tuple[subprocess.Popen, Path] | None:
     """Starts Snakemake on the quick params in `folder` (QUICK_RUN_DIR instead, where set), its output in
     snakemake.log there; None where `quick_run` would not read it (no Fashion-MNIST, or a CUDA run without goldens)."""
-    from unlearning.experiment import pick_device
-
     params = quick_params()
-    no_goldens = not any(REGRESSION.glob("*_cuda.json"))
-    if not RAW.is_file() or (pick_device(params["device"]).type == "cuda" and no_goldens):
+    if not RAW.is_file() or cuda_without_goldens(params["device"]):
         return None
     work = Path(os.environ.get("QUICK_RUN_DIR") or folder)  # a kept run: brought up to date
     work.mkdir(parents=True, exist_ok=True)
