@@ -118,6 +118,21 @@ def test_power_is_the_share_of_simulated_audits_that_fault():
     assert g.power(mu, runs, 1.0, DELTA, 0.95, robust=True) <= model
 
 
+def test_a_batch_of_audits_is_judged_as_each_audit_alone():
+    """_parametric_faults over a batch (the quantile computed once per distinct rounded df) gives each audit the
+    answer it gets alone, on batches whose dfs and answers both vary."""
+    rng = np.random.default_rng(11)
+    for runs, ratio in ((12, 1.0), (20, 2.5), (300, 1.3)):
+        k = 400
+        mean_diff = g.mu_for_epsilon(1.0, DELTA) + 0.6 * rng.standard_normal(k)
+        var_p, var_q = ratio ** 2 * rng.chisquare(runs - 1, k) / (runs - 1), rng.chisquare(runs - 1, k) / (runs - 1)
+        batch = g._parametric_faults(mean_diff, var_p, var_q, runs, 1.0, DELTA, 0.95)
+        alone = [bool(g._parametric_faults(mean_diff[i:i + 1], var_p[i:i + 1], var_q[i:i + 1], runs, 1.0, DELTA,
+                                           0.95)[0]) for i in range(k)]
+        assert len(np.unique(np.round(g.welch_df(var_p, var_q, runs)))) > 5 and 0.05 < batch.mean() < 0.95
+        assert batch.tolist() == alone, runs
+
+
 def test_the_records_design_faults_a_2x_gaussian_pair_through_its_best_test():
     """issue 68 acceptance: at 1,000 runs a side and the record's correction, the white-box score of a Gaussian
     pair at 2x the claim (its best test: mu of the 2x mechanism) is faulted with power >= 0.9; Clopper-Pearson's
