@@ -40,3 +40,45 @@ def test_the_common_grounds_jobs_depend_on_the_registries_but_on_no_plugin_modul
     # FATS' original runs FATS' training; the D-SGD original does not
     assert "methods/fats.py" in _names("unlearning.families.fats")
     assert "methods/fats.py" not in _names("unlearning.families.dsgd")
+
+
+def _fresh(monkeypatch, root: Path, cache: Path):
+    """unlearning.sources looking at the package under `root`, its import cache at `cache`, nothing memoised."""
+    from unlearning import sources
+
+    monkeypatch.setattr(sources, "ROOT", root)
+    monkeypatch.setattr(sources, "CACHE", cache)
+    monkeypatch.setattr(sources, "_USED", set())
+    monkeypatch.setattr(sources, "_PARSED", [])
+    for memo in (sources._file, sources._imports, sources._cached, sources.module_files):
+        memo.cache_clear()
+    return sources
+
+
+def test_the_import_cache_follows_each_files_content(tmp_path, monkeypatch):
+    """A file's imports are kept under its bytes' hash: an edit that changes them is seen (a key by path or by time
+    would give the old closure), the cache keeps one key per file, and where the cache cannot be written (a file
+    where its folder should be) every closure is still computed."""
+    pkg = tmp_path / "unlearning"
+    (pkg / "steps").mkdir(parents=True)
+    for name, text in {"__init__.py": "", "steps/__init__.py": "", "b.py": "", "c.py": "import json\n",
+                       "steps/a.py": "from __future__ import annotations\n\ndef run():\n    from .. import b\n"}.items():
+        (pkg / name).write_text(text)
+    cache = tmp_path / "cache" / "imports.json"
+
+    def closure() -> set[str]:
+        sources = _fresh(monkeypatch, pkg, cache)
+        return {Path(p).relative_to(pkg).as_posix() for p in sources.module_files("unlearning.steps.a")}
+
+    first = {"__init__.py", "steps/__init__.py", "steps/a.py", "b.py"}
+    assert closure() == first and cache.is_file()
+    assert closure() == first  # read from the cache
+    (pkg / "steps" / "a.py").write_text("def run():\n    from ..c import json\n")
+    assert closure() == {"__init__.py", "steps/__init__.py", "steps/a.py", "c.py"}
+    keys = [k.partition(":")[0] for k in __import__("json").loads(cache.read_text())]
+    assert sorted(keys) == sorted(set(keys)) and "unlearning.steps.a" in keys
+    cache.unlink()
+    cache.parent.rmdir()
+    cache.parent.write_text("not a folder")
+    (pkg / "steps" / "a.py").write_text("from .. import b, c\n")
+    assert closure() == {"__init__.py", "steps/__init__.py", "steps/a.py", "b.py", "c.py"}

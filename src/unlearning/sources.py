@@ -5,16 +5,25 @@ exactly the steps that import it, directly or not, and nothing else. Imports ins
 the package imports its steps lazily. What a registry imports by scanning its package (plugins.py) does not count:
 a rule that runs a plugin lists that plugin's module's files itself (common.smk's `plugin_code`), so that a new
 plugin module re-runs nothing until it is configured.
+
+Parsing is most of the cost (about 1.4 s of every Snakemake start), so each file's imports are kept, keyed by its
+bytes' hash, in the package's `__pycache__/imports.json`, as Python keeps its bytecode there: a file whose bytes
+changed is parsed again, and a folder Python cannot write to is parsed every time.
 """
 
 from __future__ import annotations
 
 import ast
+import hashlib
+import json
+import os
+import tempfile
 from functools import cache
 from pathlib import Path
 
 PACKAGE = "unlearning"
 ROOT = Path(__file__).resolve().parent
+CACHE = ROOT / "__pycache__" / "imports.json"  # sha256 of a file's bytes -> the modules it imports
 
 
 @cache
@@ -38,11 +47,53 @@ def _module_of(path: Path) -> str:
 
 
 @cache
+def _cached() -> dict[str, list[str]]:
+    """The imports kept in CACHE ("module:sha256" -> modules; empty where there is none or it cannot be read),
+    updated in place by `_imports` and written back by `_write_cache`."""
+    try:
+        known = json.loads(CACHE.read_text())
+    except (OSError, ValueError):
+        return {}
+    return known if isinstance(known, dict) else {}
+
+
+_USED: set[str] = set()  # the keys this process looked up
+_PARSED: list[str] = []  # the keys it parsed and has not written yet
+
+
+def _write_cache() -> None:
+    """CACHE written whole to a temporary, then renamed over it, keeping one key per module looked up here; where
+    it cannot be written (a read-only checkout), the files are parsed again next time."""
+    used = {k.partition(":")[0] for k in _USED}
+    known = {k: v for k, v in _cached().items() if k in _USED or k.partition(":")[0] not in used}
+    try:
+        CACHE.parent.mkdir(exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=CACHE.parent, prefix=".imports-")
+        with os.fdopen(fd, "w") as f:
+            json.dump(known, f, sort_keys=True)
+        os.chmod(tmp, 0o644)  # as Python's bytecode beside it
+        os.replace(tmp, CACHE)
+    except OSError:
+        pass
+    _PARSED.clear()
+
+
+@cache
 def _imports(path: Path) -> frozenset[str]:
-    """Modules named by the import statements of `path`, made absolute (parsed once per process)."""
+    """Modules named by the import statements of `path`, made absolute (parsed once per content: CACHE)."""
+    text = path.read_bytes()
+    key = f"{_module_of(path)}:{hashlib.sha256(text).hexdigest()}"
+    _USED.add(key)
+    if key not in _cached():
+        _cached()[key] = sorted(_parse_imports(path, text))
+        _PARSED.append(key)
+    return frozenset(_cached()[key])
+
+
+def _parse_imports(path: Path, text: bytes) -> frozenset[str]:
     package = _module_of(path) if path.name == "__init__.py" else _module_of(path).rpartition(".")[0]
     found: set[str] = set()
-    tree = ast.parse(path.read_text(), str(path))
+    tree = ast.parse(text, str(path))
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
@@ -72,4 +123,6 @@ def module_files(module: str) -> tuple[str, ...]:
                 todo.extend(_imports(path))
     if _file(module) is None:
         raise ValueError(f"{module}: not a module of the {PACKAGE} package")
+    if _PARSED:
+        _write_cache()
     return tuple(sorted(str(p) for p in seen))
