@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -40,11 +41,11 @@ OTHER_MACHINE_TARGETS = ("reports/spine/index.md", "results/rrdu/synthetic/seed0
 
 
 def run_workflow(workdir: Path, params: Path, env: dict[str, str] | None = None,
-                 targets: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+                 targets: tuple[str, ...] = (), extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
     workdir.mkdir(parents=True, exist_ok=True)
     shutil.copy(params, workdir / "params.yaml")
-    return subprocess.run([SNAKEMAKE, "--cores", "2", "-d", str(workdir), "-s", str(ROOT / "Snakefile"), *targets],
-                          capture_output=True, text=True, env=env or workflow_env())
+    return subprocess.run([SNAKEMAKE, "--cores", "2", "-d", str(workdir), "-s", str(ROOT / "Snakefile"), *extra,
+                           *targets], capture_output=True, text=True, env=env or workflow_env())
 
 
 def deterministic_files(workdir: Path) -> dict[str, bytes]:
@@ -75,7 +76,8 @@ def two_runs(tiny_run, tmp_path_factory):
     another machine's environment (ANOTHER_MACHINE) under the same pin."""
     second = tmp_path_factory.mktemp("pipeline") / "b"
     run = run_workflow(second, ROOT / "tests" / "config" / "tiny.yaml", workflow_env({**os.environ, **ANOTHER_MACHINE}),
-                       OTHER_MACHINE_TARGETS)
+                       OTHER_MACHINE_TARGETS, extra=("--verbose",))
+    (second / "snakemake.log").write_text(run.stdout + run.stderr)  # with the scheduler's debug lines
     assert run.returncode == 0, run.stderr[-3000:]
     return tiny_run, second
 
@@ -262,6 +264,16 @@ def test_rerun_gives_byte_identical_results(two_runs):
     assert second.keys() <= first.keys(), sorted(second.keys() - first.keys())
     for name in second:
         assert first[name] == second[name], f"{name} differs between two runs"
+
+
+def test_a_local_run_selects_jobs_when_a_job_ends_not_every_second(two_runs):
+    """common.smk's `drop_job_rate_limit`: without it, Snakemake's default job-rate limit re-ran the job selection
+    every second in a growing number of chains while a job waited for a core (hundreds of selections here, each
+    stat-ing every ready job's inputs). A selection follows the start and each finished job."""
+    log = (two_runs[1] / "snakemake.log").read_text()
+    jobs = int(re.search(r"^total\s+(\d+)$", log, re.MULTILINE).group(1))
+    selections = log.count("Ready jobs")
+    assert jobs >= 10 and selections <= jobs + 2, (selections, jobs)
 
 
 def test_second_invocation_has_nothing_to_do(two_runs):

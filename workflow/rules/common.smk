@@ -94,7 +94,21 @@ THREADS = (SMALL_THREADS if config["engine"]["cpu_threads"] != "auto" or config[
            else auto_threads())
 
 
+def drop_job_rate_limit():
+    """A local run at Snakemake's default `--max-jobs-per-timespan` (100/1s) runs without the limit. With it, a job
+    selection that leaves a job waiting re-runs a second later, and every finished job starts one more such chain of
+    re-selections, each of which stats every input of every ready job (snakemake/snakemake#3744): in a quick run the
+    scheduler's CPU grew with every finished job, to a quarter of a core after 50. The limit guards a cluster's
+    queue; a cluster run, and a run given another limit, keep it."""
+    limit = workflow.scheduling_settings.max_jobs_per_timespan
+    scheduler = workflow.scheduler
+    if limit is not None and (limit.max_jobs, limit.timespan) == (100, 1) and scheduler.job_rate_limiter is not None:
+        scheduler.job_rate_limiter = None
+
+
 onstart:
+    if workflow.local_exec:
+        drop_job_rate_limit()
     # a local run on the CPU forks its jobs of SMALL_THREADS threads (every job at quick) from one warm interpreter;
     # not where the steps compute on CUDA, which a process forked after its parent initialised CUDA cannot use
     if workflow.local_exec and not workflow.touch and not GPU:
