@@ -4,6 +4,7 @@ the plugins it runs)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from unlearning import methods
@@ -61,8 +62,9 @@ def test_the_import_cache_follows_each_files_content(tmp_path, monkeypatch):
     where its folder should be) every closure is still computed."""
     pkg = tmp_path / "unlearning"
     (pkg / "steps").mkdir(parents=True)
-    for name, text in {"__init__.py": "", "steps/__init__.py": "", "b.py": "", "c.py": "import json\n",
-                       "steps/a.py": "from __future__ import annotations\n\ndef run():\n    from .. import b\n"}.items():
+    files = {"__init__.py": "", "steps/__init__.py": "", "b.py": "", "c.py": "import json\n",
+             "steps/a.py": "from __future__ import annotations\n\ndef run():\n    from .. import b\n"}
+    for name, text in files.items():
         (pkg / name).write_text(text)
     cache = tmp_path / "cache" / "imports.json"
 
@@ -75,7 +77,7 @@ def test_the_import_cache_follows_each_files_content(tmp_path, monkeypatch):
     assert closure() == first  # read from the cache
     (pkg / "steps" / "a.py").write_text("def run():\n    from ..c import json\n")
     assert closure() == {"__init__.py", "steps/__init__.py", "steps/a.py", "c.py"}
-    keys = [k.partition(":")[0] for k in __import__("json").loads(cache.read_text())]
+    keys = [k.partition(":")[0] for k in json.loads(cache.read_text())]
     assert sorted(keys) == sorted(set(keys)) and "unlearning.steps.a" in keys
     cache.unlink()
     cache.parent.rmdir()
