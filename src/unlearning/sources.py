@@ -23,7 +23,7 @@ from pathlib import Path
 
 PACKAGE = "unlearning"
 ROOT = Path(__file__).resolve().parent
-CACHE = ROOT / "__pycache__" / "imports.json"  # sha256 of a file's bytes -> the modules it imports
+CACHE = ROOT / "__pycache__" / "imports.json"  # "module:sha256 of its bytes" -> the modules it imports
 
 
 @cache
