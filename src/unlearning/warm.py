@@ -27,6 +27,7 @@ import signal
 import socket
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ADDRESS = "UNLEARNING_WARM"  # the server's socket, set for the jobs of a run that has one; "0": never start one
@@ -47,8 +48,7 @@ def run(argv: list[str]) -> None:
     address = os.environ.get(ADDRESS, "0")
     if address != "0":
         try:
-            conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            conn.connect(address)
+            conn = _connect(address)
             request = {"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "executable": sys.executable}
             socket.send_fds(conn, [json.dumps(request).encode() + b"\n"], [0, 1, 2])
             reply = _line(conn)
@@ -58,6 +58,22 @@ def run(argv: list[str]) -> None:
             _wait(conn)
         print(f"warm start: {reply}; running python -m unlearning itself", file=sys.stderr, flush=True)
     os.execv(sys.executable, [sys.executable, "-m", "unlearning", *argv])
+
+
+def _connect(address: str, bind_s: float = 2.0) -> socket.socket:
+    """A connection to the server at `address`. Its folder exists from Snakemake's start on (`start`); the socket
+    in it from the server's first moments, which a job's own interpreter may beat: wait up to `bind_s` for it."""
+    deadline = time.monotonic() + bind_s
+    while True:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            conn.connect(address)
+            return conn
+        except FileNotFoundError:
+            conn.close()
+            if time.monotonic() > deadline or not os.path.isdir(os.path.dirname(address)):
+                raise
+            time.sleep(0.01)
 
 
 def _line(conn: socket.socket) -> str:
@@ -134,25 +150,28 @@ def refusal(request: dict, started: dict[str, str]) -> str | None:
 
 
 def serve(address: str, starter: int) -> None:
-    """Import what the jobs import, then fork one job per connection until told to stop or the starter is gone."""
+    """Import what the jobs import, then fork one job per connection until told to stop or the starter is gone. The
+    socket listens from the start: a job that connects during the imports waits for them (in the listen queue)
+    rather than paying them in an interpreter of its own beside the server's."""
     started = dict(os.environ)
-    import torch
-
-    rng_at_import = torch.get_rng_state()
-    import torch._dynamo  # noqa: F401  (torch.func's gradients import it on their first call)
-
-    from . import __main__ as cli
-
-    cli._parser()  # every experiment's steps and what they import
-    # what those imports set in the environment (torch._dynamo: TORCHINDUCTOR_CACHE_DIR), as they would in the job
-    imported = {k: v for k, v in os.environ.items() if started.get(k) != v}
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # ended monitors are reaped by the kernel
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the jobs; the server ends with Snakemake
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(address)
     server.listen(64)
     server.settimeout(1.0)
     try:
+        import torch
+
+        rng_at_import = torch.get_rng_state()
+        import torch._dynamo  # noqa: F401  (torch.func's gradients import it on their first call)
+
+        from . import __main__ as cli
+
+        cli._parser()  # every experiment's command line
+        _import_package()
+        # what those imports set in the environment (torch._dynamo: TORCHINDUCTOR_CACHE_DIR), as in the job
+        imported = {k: v for k, v in os.environ.items() if started.get(k) != v}
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # ended monitors are reaped by the kernel
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the jobs; the server ends with Snakemake
         while os.getppid() == starter:
             try:
                 conn, _ = server.accept()
@@ -188,6 +207,28 @@ def serve(address: str, starter: int) -> None:
         Path(address).unlink(missing_ok=True)
         with contextlib.suppress(OSError):  # start()'s private folder, once empty
             Path(address).parent.rmdir()
+
+
+def _import_package() -> None:
+    """Import every module of the package and read every registry: what the steps import inside their functions
+    (networkx, scipy, scikit-learn, Opacus, matplotlib: 0.7 s of a tiny job forked after `cli._parser()` alone)
+    then costs no job anything. Imports change no computation (no module sets global state as it loads but
+    matplotlib's Agg backend, which report/style.py sets in every job that plots). A module or registry that fails
+    here is left to the job that reads it, which then meets the error itself."""
+    import pkgutil
+    from importlib import import_module
+
+    from . import plugins
+
+    skip = {f"{__package__}.__main__", f"{__package__}.warm"}  # imported, and this module (here `__main__`)
+    package = import_module(__package__)
+    for info in pkgutil.walk_packages(package.__path__, f"{__package__}.", onerror=lambda name: None):
+        if info.name not in skip:
+            with contextlib.suppress(Exception):
+                import_module(info.name)
+    for registry in plugins.REGISTRIES:
+        with contextlib.suppress(Exception):
+            registry.load()
 
 
 def _monitor(conn: socket.socket, fds: list[int], request: dict, rng_state) -> None:
