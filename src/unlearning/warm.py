@@ -2,9 +2,10 @@
 
 A small workflow job is mostly interpreter start-up: torch, torch._dynamo and the package take about 3 s of a tiny
 job's 4.6 (benchmarks/results/job_start_tiny.json), in each of the hundreds of jobs a run starts. For a local run,
-Snakemake starts `serve` once (workflow/rules/common.smk's onstart): it imports all of that and forks a copy of
-itself for every job. A job's command, `python -m unlearning.warm <args>`, is a client that hands the server its
-arguments and standard streams, relays SIGTERM and SIGINT, and exits as the job did (its code, or its signal).
+Snakemake starts `serve` once (workflow/rules/common.smk's onstart): it imports all of that, every other module of the
+package and every registry (`_import_package`), and forks a copy of itself for every job. A job's command,
+`python -m unlearning.warm <args>`, is a client that hands the server its arguments and standard streams, relays
+SIGTERM and SIGINT, and exits as the job did (its code, or its signal).
 
 The forked job computes what `python -m unlearning <args>` would: the server only serves a job whose executable,
 working directory and environment equal its own (Snakemake's temporary-directory variables aside), so that every
