@@ -24,9 +24,7 @@ pip=(.venv/bin/python -m pip --disable-pip-version-check)
 # modules one at a time; compileall below does it on every core, beside the downloads of get_data.sh and get_browser.sh
 parts=$(mktemp -d)
 trap 'rm -rf "$parts"' EXIT
-awk -v dir="$parts" '/^-/ {print > (dir "/large.txt"); print > (dir "/small.txt"); next}  # an option: both
-                     /^[A-Za-z0-9]/ {part = /^(nvidia-|torch==|triton==)/ ? "large" : "small"}
-                     part {print > (dir "/" part ".txt")}' "$lock"
+awk -v dir="$parts" -f scripts/split_lock.awk "$lock"
 install_part() { [ ! -s "$parts/$1.txt" ] || "${pip[@]}" install --quiet --no-compile --no-deps --require-hashes -r "$parts/$1.txt"; }
 install_part large & large=$!
 install_part small || { wait "$large"; exit 1; }  # no install left running after this script
