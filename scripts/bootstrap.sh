@@ -18,17 +18,22 @@ fi
 pip=(.venv/bin/python -m pip --disable-pip-version-check)
 # the installer first (requirements/pip.txt: the bundled pip reads PyPI's index pages at twice the CPU cost)
 "${pip[@]}" install --quiet --no-compile --require-hashes -r requirements/pip.txt
-# The lock in two installs side by side, one a core: the CUDA libraries, torch and triton (5.3 of the 6.1 GB, mostly
-# unpacking) beside the other packages (mostly reading the index): 38-41 s against 63 s in one install. --no-deps: the
-# lock lists every dependency, which `pip check` below proves. --no-compile: pip byte-compiles the 14,500 installed
-# modules one at a time; compileall below does it on every core, beside the downloads of get_data.sh and get_browser.sh
+# The lock in three installs side by side (scripts/split_lock.awk): the CUDA libraries, torch with triton (both mostly
+# unpacking) and the other packages (mostly reading the index): 24-33 s on 2 cores against 63 s in one install.
+# --no-deps: the lock lists every dependency, which `pip check` below proves. --no-compile: pip byte-compiles the
+# 14,500 installed modules one at a time; compileall below does it on every core, beside get_data.sh and get_browser.sh
 parts=$(mktemp -d)
 trap 'rm -rf "$parts"' EXIT
 awk -v dir="$parts" -f scripts/split_lock.awk "$lock"
-install_part() { [ ! -s "$parts/$1.txt" ] || "${pip[@]}" install --quiet --no-compile --no-deps --require-hashes -r "$parts/$1.txt"; }
-install_part large & large=$!
-install_part small || { wait "$large"; exit 1; }  # no install left running after this script
-wait "$large"
+installs=()
+for part in cuda torch rest; do
+    if grep -qs '^[A-Za-z0-9]' "$parts/$part.txt"; then
+        "${pip[@]}" install --quiet --no-compile --no-deps --require-hashes -r "$parts/$part.txt" & installs+=($!)
+    fi
+done
+failed=0
+for install in "${installs[@]}"; do wait "$install" || failed=1; done  # each to its end: none left running
+[ "$failed" = 0 ] || { echo "scripts/bootstrap.sh: installing $lock failed (pip's message above)" >&2; exit 1; }
 "${pip[@]}" install --quiet --no-compile --no-deps --no-build-isolation -e .
 "${pip[@]}" check
 site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')

@@ -1,8 +1,9 @@
-# Splits a pip lock (requirements/lock.txt) into two requirement files under `dir` for two pip installs side by side
-# (scripts/bootstrap.sh): large.txt, the CUDA libraries, torch and triton (5.3 of the lock's 6.1 GB: unpacking), and
-# small.txt, every other package (reading the index). A requirement keeps its hash and comment lines; an option line
-# (one starting with "-") goes to both; the header comments before the first requirement go to neither.
-# Usage: awk -v dir=DIR -f scripts/split_lock.awk requirements/lock.txt
-/^-/ { print > (dir "/large.txt"); print > (dir "/small.txt"); next }
-/^[A-Za-z0-9]/ { part = /^(nvidia-|torch==|triton==)/ ? "large" : "small" }
+# Splits a pip lock (requirements/lock.txt) into three requirement files under `dir`, for three pip installs side by
+# side (scripts/bootstrap.sh): cuda.txt, the CUDA libraries (3.2 of the lock's 6.1 GB), torch.txt, torch and triton
+# (2.1 GB), both mostly unpacking, and rest.txt, every other package (mostly reading the index). A requirement keeps
+# its hash and comment lines; an option line (one starting with "-") goes to each file; the header comments before the
+# first requirement go to none. Usage: awk -v dir=DIR -f scripts/split_lock.awk requirements/lock.txt
+/^-/ { for (p in parts) print > (dir "/" p ".txt"); next }
+/^[A-Za-z0-9]/ { part = /^nvidia-/ ? "cuda" : /^(torch|triton)==/ ? "torch" : "rest" }
 part { print > (dir "/" part ".txt") }
+BEGIN { parts["cuda"]; parts["torch"]; parts["rest"] }

@@ -1,6 +1,6 @@
-"""scripts/bootstrap.sh's split of the lock into two pip installs side by side (scripts/split_lock.awk): every
-requirement of the lock lands in exactly one of them with its hashes, an option line in both, and the large wheels
-(torch, triton, the CUDA libraries) together, beside the rest."""
+"""scripts/bootstrap.sh's split of the lock into three pip installs side by side (scripts/split_lock.awk): every
+requirement of the lock lands in exactly one of them with its hashes, an option line in each; the CUDA libraries
+together, torch with triton, the rest apart."""
 
 from __future__ import annotations
 
@@ -23,18 +23,18 @@ def blocks(text: str) -> list[str]:
     return re.findall(r"^[A-Za-z0-9][^\n]*\n(?:[ \t][^\n]*\n)*", text, flags=re.M)
 
 
-def test_the_lock_is_split_whole_with_the_large_wheels_together(tmp_path):
+def test_the_lock_is_split_whole_with_the_large_wheels_apart(tmp_path):
     lock = (ROOT / "requirements" / "lock.txt").read_text()
     parts = split(ROOT / "requirements" / "lock.txt", tmp_path)
-    assert set(parts) == {"large", "small"}
-    assert sorted(blocks(parts["large"]) + blocks(parts["small"])) == sorted(blocks(lock))
-    large = {b.split("==")[0] for b in blocks(parts["large"])}
-    assert {"torch", "triton"} <= large and any(n.startswith("nvidia-") for n in large)
-    assert all(n in ("torch", "triton") or n.startswith("nvidia-") for n in large)
-    assert "torchvision" not in large and len(blocks(parts["small"])) > 100
+    assert set(parts) == {"cuda", "torch", "rest"}
+    assert sorted(b for text in parts.values() for b in blocks(text)) == sorted(blocks(lock))
+    names = {part: {b.split("==")[0] for b in blocks(text)} for part, text in parts.items()}
+    assert names["torch"] == {"torch", "triton"}
+    assert len(names["cuda"]) > 5 and all(n.startswith("nvidia-") for n in names["cuda"])
+    assert "torchvision" in names["rest"] and not any(n.startswith("nvidia-") for n in names["rest"])
 
 
-def test_options_go_to_both_installs_and_the_header_to_neither(tmp_path):
+def test_options_go_to_each_install_and_the_header_to_none(tmp_path):
     lock = tmp_path / "lock.txt"
     lock.write_text("# a header comment\n#    naming torch==9\n\n--extra-index-url https://example.org/simple\n"
                     "numpy==2.0 \\\n    --hash=sha256:aa\n    # via torch\n"
@@ -43,6 +43,7 @@ def test_options_go_to_both_installs_and_the_header_to_neither(tmp_path):
     out.mkdir()
     parts = split(lock, out)
     option = "--extra-index-url https://example.org/simple\n"
-    assert parts["large"] == option + "torch==2.14.1 \\\n    --hash=sha256:bb \\\n    --hash=sha256:cc\n" \
+    assert parts["torch"] == option + "torch==2.14.1 \\\n    --hash=sha256:bb \\\n    --hash=sha256:cc\n" \
         "    # via -r lock.in\n"
-    assert parts["small"] == option + "numpy==2.0 \\\n    --hash=sha256:aa\n    # via torch\n"
+    assert parts["rest"] == option + "numpy==2.0 \\\n    --hash=sha256:aa\n    # via torch\n"
+    assert parts["cuda"] == option  # no requirement: the bootstrap starts no install for it
