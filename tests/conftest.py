@@ -242,13 +242,17 @@ def tiny(tmp_path_factory, device):
 
 def checkout_copy(dest: Path) -> Path:
     """A copy of the checkout's files (tracked and untracked, not ignored; modification times kept) at `dest`, as a
-    fresh clone would hold them: a workflow run there lists the package's sources by relative path (common.smk's
-    `code`), so that its Snakemake metadata stays valid when the whole directory is copied on."""
+    fresh clone would hold them after the bootstrap: a workflow run there lists the package's sources by relative path
+    (common.smk's `code`), so that its Snakemake metadata stays valid when the whole directory is copied on. The
+    package's `__pycache__` comes along (the bootstrap's bytecode, valid for the copies' sources, whose modification
+    times are kept, and sources.py's import cache): else each of the copy's interpreters compiles the package again
+    (PYTHONDONTWRITEBYTECODE keeps it from writing the bytecode), and its first Snakemake parses every import."""
     import shutil
     import subprocess
 
     listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True,
                             text=True, check=True).stdout.split("\n")
+    listed += [str(f.relative_to(ROOT)) for f in (ROOT / "src").rglob("__pycache__/*")]
     for name in listed:
         if name and (ROOT / name).is_file() and not name.startswith((".venv", "dvc.lock")):
             (dest / name).parent.mkdir(parents=True, exist_ok=True)
