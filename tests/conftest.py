@@ -74,7 +74,11 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if WORKFLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
-    items.sort(key=lambda item: bool(BACKGROUND.keys() & set(getattr(item, "fixturenames", ()))))  # theirs last
+    # the tests that read a background run last; before them the dense ones: after the background run has ended, a
+    # single-core test leaves a core idle (Slurm's one job at a time, pytest's own tests: 170 core-seconds of the
+    # suite's when the columns run came early, 2026-12-03), a dense one none
+    items.sort(key=lambda item: (bool(BACKGROUND.keys() & set(getattr(item, "fixturenames", ()))),
+                                 item.get_closest_marker("dense") is not None))
     if config.test_device.type == "cuda":
         return
     reason = ("needs CUDA: torch sees no CUDA device" if not torch.cuda.is_available()

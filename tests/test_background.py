@@ -41,6 +41,8 @@ def test_a_read_run_starts_with_the_session_at_a_lower_priority_and_an_unread_on
     assert int((a_background_run / "out").read_text()) >= 10  # its niceness
 
 
-def test_the_tests_that_read_a_background_run_come_after_every_other(request, a_background_run):
-    reads = [bool(conftest.BACKGROUND.keys() & set(item.fixturenames)) for item in request.session.items]
-    assert reads == sorted(reads)
+def test_the_tests_that_read_a_background_run_come_after_every_other_and_the_dense_ones_before_them(
+        request, a_background_run):
+    order = [(bool(conftest.BACKGROUND.keys() & set(item.fixturenames)), item.get_closest_marker("dense") is not None)
+             for item in request.session.items]
+    assert order == sorted(order)

@@ -36,7 +36,7 @@ import yaml
 from conftest import ROOT, checkout_copy, tiny_params
 from unlearning import isa
 
-pytestmark = pytest.mark.columns  # `pytest -m columns` runs these alone
+pytestmark = [pytest.mark.columns, pytest.mark.dense]  # `pytest -m columns` runs these alone
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 SUPPORT = ROOT / "tests" / "support"
 PER_CLASS = {"train": 24, "test": 2}  # 240 training and 20 test images of each dataset
