@@ -26,9 +26,9 @@ parts=$(mktemp -d)
 trap 'rm -rf "$parts"' EXIT
 awk -v dir="$parts" -f scripts/split_lock.awk "$lock"
 installs=()
-for part in cuda torch rest; do
-    if grep -qs '^[A-Za-z0-9]' "$parts/$part.txt"; then
-        "${pip[@]}" install --quiet --no-compile --no-deps --require-hashes -r "$parts/$part.txt" & installs+=($!)
+for part in "$parts"/*.txt; do  # the parts split_lock.awk names; one holding options alone installs nothing
+    if grep -q '^[A-Za-z0-9]' "$part"; then
+        "${pip[@]}" install --quiet --no-compile --no-deps --require-hashes -r "$part" & installs+=($!)
     fi
 done
 failed=0
