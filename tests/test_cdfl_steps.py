@@ -140,6 +140,26 @@ def test_report_tables_statuses_and_summary(cell, tmp_path):
     assert len(pd.read_csv(tmp_path / "sweep_sigma.csv")) == 2 * len(params["cdfl"]["sweeps"]["sigmas"])
 
 
+def test_a_granularity_left_out_of_the_config_shows_its_tables_cells_as_missing(cell):
+    """cdfl.unlearn.granularities: [sample] is a valid configuration: Tables III-IV (class-wise) show the run
+    dataset's cells as missing, naming the key, and Tables I-II are computed (a KeyError until 2026-12-04)."""
+    from unlearning.experiments.cdfl import report
+    from unlearning.report.compare import kind
+
+    _, _, out = cell
+    result = json.loads((out / "cell.json").read_text())
+    result.update(dataset="fashion_mnist", granularities={"sample": result["granularities"]["sample"]})
+    grid = {("iid", "ring")}
+    for table, computed in (("table1", True), ("table3", False)):
+        rows = report.build_table(table, [result], {}, grid, ["fashion_mnist"])
+        mine = rows[(rows.dataset == "fashion_mnist") & (rows.topology == "ring")]
+        assert len(mine) >= 4, table
+        if computed:
+            assert not any(kind(s) == "missing" for s in mine.status), table
+        else:
+            assert set(mine.status) == {"missing: not run: class is not in cdfl.unlearn.granularities"}, table
+
+
 def test_damping_choice_names_the_lowest_retained_loss_and_flags_a_mismatch():
     from unlearning.experiments.cdfl.report import damping_choice
 

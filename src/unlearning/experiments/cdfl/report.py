@@ -221,11 +221,13 @@ def build_table(table: str, results: list[dict], missing: dict[str, str], run_gr
     for (topology, dataset), paper in ref.groupby(["topology", "dataset"], sort=False):
         head = {"topology": topology, "dataset": dataset}
         mine = [r for r in results if (r["dataset"], r["partition"], r["topology"]) == (dataset, part, topology)]
-        if dataset in missing or not mine:
+        unrun = mine and any(granularity not in r["granularities"] for r in mine)
+        if dataset in missing or not mine or unrun:
             reason = missing.get(dataset) or (
                 f"not run: {dataset} is not in cdfl.datasets" if dataset not in datasets else
                 f"not run: ({part}, {topology}) is not in cdfl.partition.kinds x cdfl.topology.kinds"
-                if (part, topology) not in run_grid else f"no results file for {dataset}")
+                if (part, topology) not in run_grid else f"no results file for {dataset}" if not mine else
+                f"not run: {granularity} is not in cdfl.unlearn.granularities")
             for metric, key in (("RT test acc", "test_acc"), ("DU - RT gap", None), ("MIA DU", "mia_acc"),
                                 ("MIA RT", "mia_acc")):
                 method = "du" if metric == "MIA DU" else "rt"
