@@ -10,10 +10,12 @@ tiny files cannot match: the workflow's jobs run with `tests/support/` on `PYTHO
 replaces that check in `torchvision.datasets.cifar` and `.svhn` by an existence check (as `tests/test_data.py`'s
 monkeypatch does in-process); nothing else in the jobs changes. Sizes: a few images a client and one round, since a
 ResNet-18 step on one CPU thread costs about 0.1 s an image; what is checked is that each column runs and its report
-cell is computed from it, not its numbers. Cost: 47 jobs, 1,072 job-seconds and 9 min 42 s on 2 idle cores of an AMD
-EPYC without AVX-512 (native code paths; the portable ones about double ResNet-18's time, which is why this run takes
-the native ones); halving the images and rounds saved little, since each job's start (torch's import, 3.5-4.5 s
-there) and ResNet-18's fixed costs dominate.
+cell is computed from it, not its numbers. Cost: 47 jobs, 189 job-seconds, 1 min 50 s alone on 2 idle cores of an
+AMD EPYC with AVX-512 (2026-12-04; CDFL's cell runs sample-wise removal alone, Table I's: class-wise removal runs the
+same model code on other masks, and Figure 1's job still removes a client on ResNet-18; 27 s against 42 s with all
+three). The run takes the CPU's native code
+paths (it compares no bytes, and the portable ones about double ResNet-18's time); each job's start is forked from
+the run's warm interpreter, so ResNet-18's own costs dominate.
 """
 
 from __future__ import annotations
@@ -105,11 +107,11 @@ def columns_params(base: dict) -> dict:
     pdudt["eval"]["mia_samples"] = 8
     pdudt["mia"].update(shadow_models=1, shadow_epochs=1, repetitions=2, max_samples=8)
     pdudt["timing"]["repeats"] = 1
-    cdfl = params["cdfl"]  # every granularity, one damping and one sigma
+    cdfl = params["cdfl"]  # sample-wise removal (Table I's cell), one damping and one sigma; Figure 1 client-wise
     cdfl.update(datasets=["cifar10"], models={"cifar10": "resnet18"}, clients=3)
     cdfl["partition"].update(train_per_client=8, min_size=4)
     cdfl["train"].update(rounds=1, batch_size=8)
-    cdfl["unlearn"].update(sample_fraction=0.25, client_weights=["newton"])
+    cdfl["unlearn"].update(granularities=["sample"], sample_fraction=0.25, client_weights=["newton"])
     cdfl["unlearn"]["sequential"].update(requests=2)
     cdfl["sweeps"].update(sigmas=[0.001], dampings=[10.0])
     cdfl["calibration"].update(optimizers=["sgd"], min_rounds=1, max_rounds=1)
