@@ -13,9 +13,8 @@ ResNet-18 step on one CPU thread costs about 0.1 s an image; what is checked is 
 cell is computed from it, not its numbers. Cost: 47 jobs, 189 job-seconds, 1 min 50 s alone on 2 idle cores of an
 AMD EPYC with AVX-512 (2026-12-04; CDFL's cell runs sample-wise removal alone, Table I's: class-wise removal runs the
 same model code on other masks, and Figure 1's job still removes a client on ResNet-18; 27 s against 42 s with all
-three). The run takes the CPU's native code
-paths (it compares no bytes, and the portable ones about double ResNet-18's time); each job's start is forked from
-the run's warm interpreter, so ResNet-18's own costs dominate.
+three). The run takes the CPU's native code paths (it compares no bytes, and the portable ones about double
+ResNet-18's time); each job's start is forked from the run's warm interpreter, so ResNet-18's own costs dominate.
 """
 
 from __future__ import annotations
