@@ -206,6 +206,21 @@ def carried_row(results: list[dict], cells: list[dict], granularity: str, mia_ro
             "not shown: no attack signal, so this cell's gap does not test forgetting"}
 
 
+def _not_computed(dataset: str, part: str, topology: str, granularity: str, mine: list[dict],
+                  missing: dict[str, str], run_grid: set[tuple], datasets: list[str]) -> str | None:
+    """Why a (topology, dataset) cell of a table has no computed rows, or None where `mine` computes it."""
+    if dataset in missing:
+        return missing[dataset]
+    if mine:
+        unrun = any(granularity not in r["granularities"] for r in mine)
+        return f"not run: {granularity} is not in cdfl.unlearn.granularities" if unrun else None
+    if dataset not in datasets:
+        return f"not run: {dataset} is not in cdfl.datasets"
+    if (part, topology) not in run_grid:
+        return f"not run: ({part}, {topology}) is not in cdfl.partition.kinds x cdfl.topology.kinds"
+    return f"no results file for {dataset}"
+
+
 def build_table(table: str, results: list[dict], missing: dict[str, str], run_grid: set[tuple],
                 datasets: list[str], seed_spread: str | None = None) -> pd.DataFrame:
     """One of Tables I-IV; `seed_spread`: a multi-seed record's folder, whose same table lends its cells' seed
@@ -221,13 +236,7 @@ def build_table(table: str, results: list[dict], missing: dict[str, str], run_gr
     for (topology, dataset), paper in ref.groupby(["topology", "dataset"], sort=False):
         head = {"topology": topology, "dataset": dataset}
         mine = [r for r in results if (r["dataset"], r["partition"], r["topology"]) == (dataset, part, topology)]
-        unrun = mine and any(granularity not in r["granularities"] for r in mine)
-        if dataset in missing or not mine or unrun:
-            reason = missing.get(dataset) or (
-                f"not run: {dataset} is not in cdfl.datasets" if dataset not in datasets else
-                f"not run: ({part}, {topology}) is not in cdfl.partition.kinds x cdfl.topology.kinds"
-                if (part, topology) not in run_grid else f"no results file for {dataset}" if not mine else
-                f"not run: {granularity} is not in cdfl.unlearn.granularities")
+        if reason := _not_computed(dataset, part, topology, granularity, mine, missing, run_grid, datasets):
             for metric, key in (("RT test acc", "test_acc"), ("DU - RT gap", None), ("MIA DU", "mia_acc"),
                                 ("MIA RT", "mia_acc")):
                 method = "du" if metric == "MIA DU" else "rt"
