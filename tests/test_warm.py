@@ -5,6 +5,7 @@ byte for byte with cluster jobs, which start their own interpreters."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -165,24 +166,44 @@ def test_sigint_interrupts_the_job_where_it_is_as_in_its_own_interpreter(server,
 
 
 @pytest.mark.slow
-def test_the_server_ends_when_stopped_or_when_its_starter_is_gone():
+def test_the_server_ends_when_stopped_or_when_its_starter_is_gone(tmp_path):
+    """Stopped (its starter alive); its starter killed while it imports (held there by an installed plugin whose
+    module takes a minute to import); its starter killed while it serves (once it has answered a request)."""
     env = {k: v for k, v in os.environ.items() if k != warm.ADDRESS}
     starts = "import os, time\nfrom unlearning import warm\na = warm.start(1)\nprint(a, flush=True)\n"
+    # the starter lives on until the server's private folder is gone: removed on the way out
     stopped = subprocess.run([sys.executable, "-c", starts + "while not os.path.exists(a): time.sleep(0.05)\n"
-                              "warm.stop()"], env=env, capture_output=True, text=True, timeout=120)
+                              "warm.stop()\nwhile os.path.exists(os.path.dirname(a)): time.sleep(0.05)\n"],
+                             env=env, capture_output=True, text=True, timeout=120)
     assert stopped.returncode == 0, stopped.stderr
-    address = Path(stopped.stdout.strip())
-    wait_until(lambda: not address.parent.exists(), timeout_s=10)  # its private folder removed on the way out
 
-    starter = subprocess.Popen([sys.executable, "-c", starts + "time.sleep(120)"], env=env, stdout=subprocess.PIPE,
-                               text=True)
-    address = Path(starter.stdout.readline().strip())
-    wait_until(address.exists)
-    (server,) = children(starter.pid)
-    starter.kill()
-    starter.wait()
-    wait_until(lambda: not alive(server), timeout_s=10)
-    assert not address.parent.exists()
+    slow = tmp_path / "slow"
+    (slow / "slow_plugin-0.dist-info").mkdir(parents=True)
+    (slow / "slow_plugin-0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: slow-plugin\nVersion: 0\n")
+    (slow / "slow_plugin-0.dist-info" / "entry_points.txt").write_text("[unlearning.methods]\nslow = slow_plugin\n")
+    (slow / "slow_plugin.py").write_text("import time\ntime.sleep(60)\n")
+    with_slow_plugin = {**env, "PYTHONPATH": os.pathsep.join(filter(None, [str(slow), env.get("PYTHONPATH")]))}
+    for env_of_starter, ready in [(with_slow_plugin, Path.exists), (env, answers)]:
+        starter = subprocess.Popen([sys.executable, "-c", starts + "time.sleep(120)"], env=env_of_starter,
+                                   stdout=subprocess.PIPE, text=True)
+        address = Path(starter.stdout.readline().strip())
+        wait_until(lambda a=address, ready=ready: ready(a))
+        (server,) = children(starter.pid)
+        starter.kill()
+        starter.wait()
+        wait_until(lambda s=server: not alive(s), timeout_s=10)
+        assert not address.parent.exists()
+
+
+def answers(address: Path) -> bool:
+    """Whether the server at `address` has answered a request (a refused one: it is past its imports)."""
+    if not address.exists():
+        return False
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.settimeout(120)  # its imports, on a loaded machine
+        conn.connect(str(address))
+        conn.sendall(json.dumps({"executable": "not-python", "argv": [], "cwd": "/", "env": {}}).encode() + b"\n")
+        return "not-python" in conn.makefile().readline()
 
 
 @pytest.mark.slow

@@ -153,12 +153,25 @@ def refusal(request: dict, started: dict[str, str]) -> str | None:
 def serve(address: str, starter: int) -> None:
     """Import what the jobs import, then fork one job per connection until told to stop or the starter is gone. The
     socket listens from the start: a job that connects during the imports waits for them (in the listen queue)
-    rather than paying them in an interpreter of its own beside the server's."""
+    rather than paying them in an interpreter of its own beside the server's. A starter gone during the imports
+    (seconds, more on a loaded machine or with a slow plugin) ends the server there, not once they are done."""
+    import threading
+
     started = dict(os.environ)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(address)
     server.listen(64)
     server.settimeout(1.0)
+    imported_all = threading.Event()
+
+    def watch() -> None:
+        while not imported_all.wait(0.2):
+            if os.getppid() != starter:
+                _remove(address)
+                os._exit(0)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
     try:
         import torch
 
@@ -171,6 +184,8 @@ def serve(address: str, starter: int) -> None:
         _import_package()
         # what those imports set in the environment (torch._dynamo: TORCHINDUCTOR_CACHE_DIR), as in the job
         imported = {k: v for k, v in os.environ.items() if started.get(k) != v}
+        imported_all.set()
+        watcher.join()  # forks below copy a process of one thread
         signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # ended monitors are reaped by the kernel
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the jobs; the server ends with Snakemake
         while os.getppid() == starter:
@@ -205,9 +220,14 @@ def serve(address: str, starter: int) -> None:
                     os.close(fd)
     finally:
         server.close()
-        Path(address).unlink(missing_ok=True)
-        with contextlib.suppress(OSError):  # start()'s private folder, once empty
-            Path(address).parent.rmdir()
+        _remove(address)
+
+
+def _remove(address: str) -> None:
+    """The socket, and start()'s private folder once empty."""
+    Path(address).unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        Path(address).parent.rmdir()
 
 
 def _import_package() -> None:
