@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Issue 71, item 1, on a lent GPU: the test suite less its whole-workflow tests (`-m "not slow or cuda"`: the edit
+# loop plus every cuda-marked test) with `--device cuda`, then the tiny workflow (tests/config/tiny.yaml) with
+# `device: cuda` end to end. Each phase has its own time limit; what each printed, its exit status and wall time go
+# to OUT, with the device and the commit. Usage, in the repository root of the device machine:
+#   source .gpu/setup.sh && COMMIT=<sha> bash scripts/gpu/cuda_checks.sh "$OUT" [phases, default "tests tiny"]
+# DEVICE=cpu runs the same phases on the CPU (to try the script on a machine without a GPU).
+set -uo pipefail
+out=${1:?usage: scripts/gpu/cuda_checks.sh OUT_DIR [tests] [tiny]}
+shift
+phases=${*:-tests tiny}
+device=${DEVICE:-cuda}
+py=${PYTHON:-$([ -x .venv/bin/python ] && echo .venv/bin/python || echo python3)}  # the checkout's, else the image's
+mkdir -p "$out"
+summary=$out/summary.txt
+if [ "$device" = cuda ] && ! "$py" -c "import torch, sys; sys.exit(not torch.cuda.is_available())"; then
+    echo "cuda_checks.sh: $py cannot import torch or torch sees no CUDA device; valid: a machine with one" \
+         "(on the device tool's, after source .gpu/setup.sh), or DEVICE=cpu" | tee "$summary" >&2
+    exit 2
+fi
+{
+    echo "commit: ${COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}"
+    echo "device: $device"
+    "$py" -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda,
+          torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'no GPU')"
+    nproc | sed 's/^/cores: /'
+} > "$summary"
+export CUBLAS_WORKSPACE_CONFIG=:4096:8  # deterministic cuBLAS (torch's use_deterministic_algorithms asks for it)
+
+phase() {  # name, limit in seconds, command...: run it, log it, record its status and wall time
+    local name=$1 limit=$2 start rc
+    shift 2
+    start=$(date +%s)
+    timeout "$limit" "$@" > "$out/$name.log" 2>&1
+    rc=$?
+    echo "$name: rc=$rc$([ $rc = 124 ] && echo " (cut at $limit s)") $(( $(date +%s) - start )) s" >> "$summary"
+}
+
+for p in $phases; do
+    case $p in
+        tests)
+            phase tests 270 "$py" -m pytest -q -p no:cacheprovider --device "$device" -m "not slow or cuda" -rs \
+                --durations=15 ;;
+        tiny)
+            work=$(mktemp -d)
+            sed "s/^device: .*/device: $device/" tests/config/tiny.yaml > "$work/params.yaml"
+            grep -q "^device: $device$" "$work/params.yaml" \
+                || { echo "tiny: tests/config/tiny.yaml has no top-level device key" >> "$summary"; continue; }
+            # small jobs: several share the one GPU (the profile's default is one at a time)
+            phase tiny 240 "$py" -m snakemake --cores all --resources gpu=8 -s "$PWD/Snakefile" -d "$work"
+            mkdir -p "$out/tiny"
+            (cd "$work" && find reports results -name "*.csv" -o -name "*.json" -o -name "*.md" | tar -cf - -T -) \
+                | tar -xf - -C "$out/tiny"
+            rm -rf "$work" ;;
+        *)
+            echo "cuda_checks.sh: unknown phase $p; valid: tests, tiny" >&2
+            exit 2 ;;
+    esac
+done
+cat "$summary"
