@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Issue 71, item 1, on a lent GPU: the test suite less its whole-workflow tests (`-m "not slow or cuda"`: the edit
-# loop plus every cuda-marked test) with `--device cuda`, then the tiny workflow (tests/config/tiny.yaml) with
-# `device: cuda` end to end. Each phase has its own time limit; what each printed, its exit status and wall time go
-# to OUT, with the device and the commit. Usage, in the repository root of the device machine:
-#   source .gpu/setup.sh && COMMIT=<sha> bash scripts/gpu/cuda_checks.sh "$OUT" [phases, default "tests tiny"]
+# Issue 71, items 1 and 3, on a lent GPU: the test suite less its whole-workflow tests (`-m "not slow or cuda"`: the
+# edit loop plus every cuda-marked test) with `--device cuda`, then the tiny workflow (tests/config/tiny.yaml) with
+# `device: cuda` end to end, then benchmarks/engine.py on the device. Each phase has its own time limit; what each
+# printed, its exit status and wall time go to OUT (at most six files: the device tool returns eight), with the
+# device and the commit; the script exits non-zero when a phase did. Usage, in the repository root of the device
+# machine:
+#   source .gpu/setup.sh && COMMIT=<sha> bash scripts/gpu/cuda_checks.sh "$OUT" [phases, default "tests tiny engine"]
 # DEVICE=cpu runs the same phases on the CPU (to try the script on a machine without a GPU).
 set -uo pipefail
-out=${1:?usage: scripts/gpu/cuda_checks.sh OUT_DIR [tests] [tiny]}
+out=${1:?usage: scripts/gpu/cuda_checks.sh OUT_DIR [tests] [tiny] [engine]}
 shift
-phases=${*:-tests tiny}
+phases=${*:-tests tiny engine}
+failed=0
 device=${DEVICE:-cuda}
 py=${PYTHON:-$([ -x .venv/bin/python ] && echo .venv/bin/python || echo python3)}  # the checkout's, else the image's
 mkdir -p "$out"
@@ -34,27 +37,30 @@ phase() {  # name, limit in seconds, command...: run it, log it, record its stat
     timeout "$limit" "$@" > "$out/$name.log" 2>&1
     rc=$?
     echo "$name: rc=$rc$([ $rc = 124 ] && echo " (cut at $limit s)") $(( $(date +%s) - start )) s" >> "$summary"
+    [ $rc = 0 ] || failed=1
 }
 
 for p in $phases; do
     case $p in
         tests)
-            phase tests 270 "$py" -m pytest -q -p no:cacheprovider --device "$device" -m "not slow or cuda" -rs \
+            phase tests 240 "$py" -m pytest -q -p no:cacheprovider --device "$device" -m "not slow or cuda" -rs \
                 --durations=15 ;;
         tiny)
             work=$(mktemp -d)
             sed "s/^device: .*/device: $device/" tests/config/tiny.yaml > "$work/params.yaml"
             grep -q "^device: $device$" "$work/params.yaml" \
-                || { echo "tiny: tests/config/tiny.yaml has no top-level device key" >> "$summary"; continue; }
+                || { echo "tiny: tests/config/tiny.yaml has no top-level device key" >> "$summary"; failed=1; continue; }
             # small jobs: several share the one GPU (the profile's default is one at a time)
-            phase tiny 240 "$py" -m snakemake --cores all --resources gpu=8 -s "$PWD/Snakefile" -d "$work"
-            mkdir -p "$out/tiny"
-            (cd "$work" && find reports results -name "*.csv" -o -name "*.json" -o -name "*.md" | tar -cf - -T -) \
-                | tar -xf - -C "$out/tiny"
+            phase tiny 180 "$py" -m snakemake --cores all --resources gpu=8 -s "$PWD/Snakefile" -d "$work"
+            (cd "$work" && find reports results -name "*.csv" -o -name "*.json" -o -name "*.md" \
+                | tar -czf "$out/tiny_results.tar.gz" -T -)  # one file: the tool returns eight
             rm -rf "$work" ;;
+        engine)
+            phase engine 90 "$py" benchmarks/engine.py --device "$device" --out "$out/engine_$device.json" ;;
         *)
-            echo "cuda_checks.sh: unknown phase $p; valid: tests, tiny" >&2
+            echo "cuda_checks.sh: unknown phase $p; valid: tests, tiny, engine" >&2
             exit 2 ;;
     esac
 done
 cat "$summary"
+exit $failed
