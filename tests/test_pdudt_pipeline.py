@@ -509,7 +509,7 @@ def test_evaluate_measures_each_clients_model_on_the_forget_set_and_on_its_own_d
     setup = load_setup(params, "spine", features, split)
     clients = list(range(len(setup.data.indices)))
     torch.manual_seed(0)
-    theta = setup.theta0 + 0.05 * torch.randn(len(clients), setup.theta0.numel())
+    theta = setup.theta0 + 0.05 * torch.randn(len(clients), setup.theta0.numel()).to(setup.theta0.device)
     out = evaluate(setup, theta, clients, 20)
     assert set(out["per_client_forget_accuracy"]) == set(out["per_client_own_data_accuracy"]) == {
         str(c) for c in clients}

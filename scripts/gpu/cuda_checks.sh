@@ -6,7 +6,9 @@
 # device and the commit; the script exits non-zero when a phase did. Usage, in the repository root of the device
 # machine:
 #   source .gpu/setup.sh && COMMIT=<sha> bash scripts/gpu/cuda_checks.sh "$OUT" [phases, default "tests tiny engine"]
-# DEVICE=cpu runs the same phases on the CPU (to try the script on a machine without a GPU).
+# DEVICE=cpu runs the same phases on the CPU (to try the script on a machine without a GPU); TESTS="tests/a.py::b ..."
+# runs those tests instead of the selection; TINY_S sets the tiny workflow's limit (default 240 s). The package is
+# installed (editable, offline) where it is not, as the bootstrap does: provenance reads its metadata.
 set -uo pipefail
 out=${1:?usage: scripts/gpu/cuda_checks.sh OUT_DIR [tests] [tiny] [engine]}
 shift
@@ -28,13 +30,16 @@ fi
           torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'no GPU')"
     nproc | sed 's/^/cores: /'
 } > "$summary"
+"$py" -c "import importlib.metadata as m; m.version('unlearning')" 2>/dev/null \
+    || "$py" -m pip install -q --no-deps --no-index --no-build-isolation -e . >> "$summary" 2>&1 \
+    || echo "install: pip install -e . failed" >> "$summary"
 export CUBLAS_WORKSPACE_CONFIG=:4096:8  # deterministic cuBLAS (torch's use_deterministic_algorithms asks for it)
 
 phase() {  # name, limit in seconds, command...: run it, log it, record its status and wall time
     local name=$1 limit=$2 start rc
     shift 2
     start=$(date +%s)
-    timeout "$limit" "$@" > "$out/$name.log" 2>&1
+    timeout -k 10 "$limit" "$@" > "$out/$name.log" 2>&1  # killed 10 s after its TERM if it lingers
     rc=$?
     echo "$name: rc=$rc$([ $rc = 124 ] && echo " (cut at $limit s)") $(( $(date +%s) - start )) s" >> "$summary"
     [ $rc = 0 ] || failed=1
@@ -43,17 +48,17 @@ phase() {  # name, limit in seconds, command...: run it, log it, record its stat
 for p in $phases; do
     case $p in
         tests)
-            phase tests 240 "$py" -m pytest -q -p no:cacheprovider --device "$device" -m "not slow or cuda" -rs \
-                --durations=15 ;;
+            if [ -n "${TESTS:-}" ]; then read -ra pick <<< "$TESTS"; else pick=(-m "not slow or cuda"); fi
+            phase tests 240 "$py" -m pytest -q -p no:cacheprovider --device "$device" -rs --durations=15 "${pick[@]}" ;;
         tiny)
             work=$(mktemp -d)
             sed "s/^device: .*/device: $device/" tests/config/tiny.yaml > "$work/params.yaml"
             grep -q "^device: $device$" "$work/params.yaml" \
                 || { echo "tiny: tests/config/tiny.yaml has no top-level device key" >> "$summary"; failed=1; continue; }
             # small jobs: several share the one GPU (the profile's default is one at a time)
-            phase tiny 180 "$py" -m snakemake --cores all --resources gpu=8 -s "$PWD/Snakefile" -d "$work"
-            (cd "$work" && find reports results -name "*.csv" -o -name "*.json" -o -name "*.md" \
-                | tar -czf "$out/tiny_results.tar.gz" -T -)  # one file: the tool returns eight
+            phase tiny "${TINY_S:-240}" "$py" -m snakemake --cores all --resources gpu=8 -s "$PWD/Snakefile" -d "$work"
+            (cd "$work" && find reports results logs \( -name "*.csv" -o -name "*.json" -o -name "*.md" -o -name "*.log" \) \
+                2>/dev/null | tar -czf "$out/tiny_results.tar.gz" -T -)  # one file (the tool returns eight), the jobs' logs too
             rm -rf "$work" ;;
         engine)
             phase engine 90 "$py" benchmarks/engine.py --device "$device" --out "$out/engine_$device.json" ;;
