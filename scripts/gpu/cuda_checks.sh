@@ -16,6 +16,9 @@ set -uo pipefail
 out=${1:?usage: scripts/gpu/cuda_checks.sh OUT_DIR [tests] [tiny] [engine]}
 shift
 phases=${*:-tests tiny engine}
+for p in $phases; do  # refuse a misspelt phase before any runs
+    case $p in tests|tiny|engine) ;; *) echo "cuda_checks.sh: unknown phase $p; valid: tests, tiny, engine" >&2; exit 2 ;; esac
+done
 failed=0
 device=${DEVICE:-cuda}
 py=${PYTHON:-$([ -x .venv/bin/python ] && echo .venv/bin/python || echo python3)}  # the checkout's, else the image's
@@ -65,9 +68,6 @@ for p in $phases; do
             rm -rf "$work" ;;
         engine)
             phase engine 90 "$py" benchmarks/engine.py --device "$device" --out "$out/engine_$device.json" ;;
-        *)
-            echo "cuda_checks.sh: unknown phase $p; valid: tests, tiny, engine" >&2
-            exit 2 ;;
     esac
 done
 cat "$summary"

@@ -1,0 +1,30 @@
+"""scripts/gpu/cuda_checks.sh refuses bad input before it runs anything (it is run on a lent GPU, minutes at a time)."""
+
+import subprocess
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "scripts" / "gpu" / "cuda_checks.sh"
+
+
+def test_a_misspelt_phase_is_refused_before_any_phase_runs(tmp_path):
+    out = tmp_path / "out"
+    run = subprocess.run(["bash", str(SCRIPT), str(out), "tests", "tiyn"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=30)
+    assert run.returncode == 2
+    assert "unknown phase tiyn; valid: tests, tiny, engine" in run.stderr
+    assert not out.exists()  # nothing ran, nothing written
+
+
+@pytest.mark.slow  # imports torch in a process (seconds)
+@pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA is available here")
+def test_without_a_cuda_device_it_says_so_and_runs_nothing(tmp_path):
+    out = tmp_path / "out"
+    run = subprocess.run(["bash", str(SCRIPT), str(out), "engine"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 2
+    assert "torch sees no CUDA device; valid: a machine with one" in run.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["summary.txt"]
