@@ -161,7 +161,8 @@ def one_class_check(params: dict, setting: str, method: str, features: str, out:
         state = families.load(info.original, dec.context(params, setting, seed, features, setup,
                                                          Path(layout.family_root(setting, seed, root))))
         res = info(state, setup.request, dec.method_config(state.setup.cfg, budget, info))
-        fns = res.predict or [lambda x, row=row: torch.cat(list(logits_in_batches(setup, row, x))) for row in res.theta]
+        fns = res.predict or [lambda x, row=row, setup=setup: torch.cat(list(logits_in_batches(setup, row, x)))
+                              for row in res.theta]
         predicted = [f(setup.x_test).argmax(1) for f in fns]
         shares[str(seed)] = {"top_class_shares": [float(torch.bincount(p).max() / len(p)) for p in predicted],
                              "test_accuracy": [float((p == setup.y_test).float().mean()) for p in predicted]}

@@ -619,13 +619,15 @@ def merge_ablations(parts: list[str], timings: list[str], out: str, timing: str)
     streams = base.pop("baseline_streams")
     finetune = results["baselines"]["baselines"]["finetune"]["streams"]
     merged = {k: v for k, v in base.items() if k not in ("part", "config")}
-    merged.update(sensitivity=results["sensitivity"]["sensitivity"] if "sensitivity" in results else None, baselines=results["baselines"]["baselines"],
+    merged.update(sensitivity=results["sensitivity"]["sensitivity"] if "sensitivity" in results else None,
+                  baselines=results["baselines"]["baselines"],
                   streams=[{"stream": k, "rrdu": rec, "finetune": finetune[k]} for k, rec in enumerate(streams)],
                   scratch=results["scratch"]["scratch"], config=base["config"])
     t = times["baseline"]
     joined = {"experiment": t["experiment"].removesuffix("_baseline"), "baseline_s": t["baseline_s"],
               "baseline_streams_s": t["baseline_streams_s"], "sweeps": t["sweeps"],
-              "sensitivity": times["sensitivity"]["sensitivity"] if "sensitivity" in times else None, "baselines": times["baselines"]["baselines"],
+              "sensitivity": times["sensitivity"]["sensitivity"] if "sensitivity" in times else None,
+              "baselines": times["baselines"]["baselines"],
               "scratch": times["scratch"]["scratch"],
               "evaluation_s": sum(x["evaluation_s"] for x in times.values()),
               "clients": base["clients"], "T": base["T"]}
