@@ -6,9 +6,17 @@
 # and the report run where the results land. Usage, in the repository root, with a params file at `scale: paper`
 # (the device tool re-sends the working tree, so keep the paper-scale file outside params.yaml, e.g. in .gpu/):
 #   bash scripts/gpu/cdfl_paper.sh [params file, default params.yaml] [parallel jobs, default 5]
+# SEEDS="1 2" runs those seeds' cells only (default "0 1 2"); FIGURES=0 leaves out the calibration, Figure 1 and
+# CIFAR-10's timing (default 1), so that one device call can hold the cells of two seeds.
 set -u
 params=${1:-params.yaml}
 jobs=${2:-5}
+seeds=${SEEDS:-0 1 2}
+figures=${FIGURES:-1}
+for seed in $seeds; do
+  [[ $seed =~ ^[0-9]+$ ]] || { echo "cdfl_paper.sh: SEEDS: $seed is not a seed; valid: whole numbers, e.g. SEEDS=\"1 2\"" >&2; exit 2; }
+done
+[[ $figures =~ ^[01]$ ]] || { echo "cdfl_paper.sh: FIGURES=$figures; valid: 0 or 1" >&2; exit 2; }
 [ -s "$params" ] || { echo "cdfl_paper.sh: params file $params not found; valid: a params.yaml at scale paper" >&2; exit 2; }
 py="python3 -m unlearning --params $params --threads 2"
 features=data/features/fashion_mnist.safetensors
@@ -18,10 +26,10 @@ progress=logs/cdfl/gpu_progress.txt
 export CUBLAS_WORKSPACE_CONFIG=:4096:8
 [ -s "$features" ] || snakemake "$features" --cores all > logs/cdfl/features.log 2>&1 || { echo "features failed" >> "$progress"; exit 1; }
 queue=()
-for name in calibration figure1; do
+for name in $([ "$figures" = 1 ] && echo calibration figure1); do
   [ -s "$res/$name.json" ] || queue+=("$name cdfl-$([ $name = calibration ] && echo calibrate || echo figure1) --dataset fashion_mnist")
 done
-for seed in 0 1 2; do for part in iid dirichlet; do for topo in ring erdos_renyi; do
+for seed in $seeds; do for part in iid dirichlet; do for topo in ring erdos_renyi; do
   name=${part}_${topo}_s$seed
   [ -s "$res/$name.json" ] || queue+=("$name cdfl-cell --dataset fashion_mnist --partition $part --topology $topo --seed $seed")
 done; done; done
@@ -35,7 +43,7 @@ for job in "${queue[@]}"; do
     echo "$(date +%T) $name rc=$rc $(( $(date +%s) - start )) s" >> "$progress" ) &
 done
 wait
-if [ ! -s results/cdfl/cifar10/timing_synthetic.json ]; then
+if [ "$figures" = 1 ] && [ ! -s results/cdfl/cifar10/timing_synthetic.json ]; then
   $py cdfl-timing --dataset cifar10 --rounds 3 --out results/cdfl/cifar10/timing_synthetic.json \
     > logs/cdfl/cifar10_timing.log 2>&1
   echo "$(date +%T) cifar10 timing rc=$?" >> "$progress"
