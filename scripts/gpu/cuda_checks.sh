@@ -10,7 +10,7 @@
 # while the machine is still warm.
 # DEVICE=cpu runs the same phases on the CPU (to try the script on a machine without a GPU); TESTS="tests/a.py::b ..."
 # runs those tests instead of the selection; TINY_S sets the tiny workflow's limit (default 300 s: it needed over
-# 180 on an H200). The package is installed (editable, offline) where it is not, as the bootstrap does: provenance
+# 180 on an H200) and TINY_CORES its cores (default all: fewer leave some to a run beside it). The package is installed (editable, offline) where it is not, as the bootstrap does: provenance
 # reads its metadata.
 set -uo pipefail
 out=${1:?usage: scripts/gpu/cuda_checks.sh OUT_DIR [tests] [tiny] [engine]}
@@ -62,7 +62,7 @@ for p in $phases; do
             grep -q "^device: $device$" "$work/params.yaml" \
                 || { echo "tiny: tests/config/tiny.yaml has no top-level device key" >> "$summary"; failed=1; continue; }
             # small jobs: several share the one GPU (the profile's default is one at a time)
-            phase tiny "${TINY_S:-300}" "$py" -m snakemake --cores all --resources gpu=8 -s "$PWD/Snakefile" -d "$work"
+            phase tiny "${TINY_S:-300}" "$py" -m snakemake --cores "${TINY_CORES:-all}" --resources gpu=8 -s "$PWD/Snakefile" -d "$work"
             (cd "$work" && find reports results logs \( -name "*.csv" -o -name "*.json" -o -name "*.md" -o -name "*.log" \) \
                 2>/dev/null | tar -czf "$out/tiny_results.tar.gz" -T -)  # one file (the tool returns eight), the jobs' logs too
             rm -rf "$work" ;;
