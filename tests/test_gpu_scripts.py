@@ -1,6 +1,8 @@
 """scripts/gpu/cuda_checks.sh refuses bad input before it runs anything (it is run on a lent GPU, minutes at a time)."""
 
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -28,3 +30,15 @@ def test_without_a_cuda_device_it_says_so_and_runs_nothing(tmp_path):
     assert run.returncode == 2
     assert "torch sees no CUDA device; valid: a machine with one" in run.stderr
     assert sorted(p.name for p in out.iterdir()) == ["summary.txt"]
+
+
+def test_the_tiny_phase_without_snakemake_is_refused_before_any_phase_runs(tmp_path):
+    python = tmp_path / "python"  # a Python that lacks snakemake and has everything else
+    python.write_text('#!/bin/sh\ncase "$*" in *"import snakemake"*) exit 1 ;; esac\nexec %s "$@"\n' % sys.executable)
+    python.chmod(0o755)
+    out = tmp_path / "out"
+    run = subprocess.run(["bash", str(SCRIPT), str(out), "tests", "tiny"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=30, env={**os.environ, "PYTHON": str(python), "DEVICE": "cpu"})
+    assert run.returncode == 2
+    assert f"{python} cannot import snakemake, which the tiny phase runs" in run.stderr
+    assert not out.exists()

@@ -22,6 +22,11 @@ done
 failed=0
 device=${DEVICE:-cuda}
 py=${PYTHON:-$([ -x .venv/bin/python ] && echo .venv/bin/python || echo python3)}  # the checkout's, else the image's
+if [[ " $phases " == *" tiny "* ]] && ! "$py" -c "import snakemake" 2> /dev/null; then  # a shell that did not source the setup
+    echo "cuda_checks.sh: $py cannot import snakemake, which the tiny phase runs; valid: a Python with it" \
+         "(on the device tool's, source .gpu/setup.sh first)" >&2
+    exit 2
+fi
 mkdir -p "$out"
 summary=$out/summary.txt
 if [ "$device" = cuda ] && ! "$py" -c "import torch, sys; sys.exit(not torch.cuda.is_available())"; then
