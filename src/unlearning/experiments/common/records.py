@@ -20,7 +20,7 @@ PAPERS_TABLE = {
              "paper sizes, CPU"),
     "cdfl": ("CDFL (Wu et al., 2026)", "the Fashion-MNIST column; MNIST's on real MNIST, a 5,000-digit subset; "
              "CIFAR-10 needs a network",
-             "cdfl_fashion_mnist_fresh_s0", "paper sizes, seed 0, CPU"),
+             "cdfl_fashion_mnist_fresh_h200", "paper sizes, 3 seeds: 0 on a CPU, 1-2 on an H200"),
     "r2d": ("Rewind-to-Delete (Mu & Klabjan, 2025)", "three stand-ins; eICU and Lacuna-100 need credentials",
             "r2d_stand_ins", "paper's MLP and schedule, CPU"),
     "rrdu": ("RR-DU (Lamri & Maniatakos, 2025)", "a Fashion-MNIST stand-in for MNIST; MNIST's column on real "
