@@ -108,13 +108,15 @@ def epochs(w: torch.Tensor, x: torch.Tensor, y: torch.Tensor, order: torch.Tenso
     order = None if order is None else order.to(w.device)
     active = None if active is None else active.to(w.device)
     norms = x.norm(dim=1)
+    rows = None if order is None else torch.empty(groups * batch, d, dtype=x.dtype, device=x.device)  # reused
     for epoch in range(count):
         for j in range(iterations):
             if order is None:
                 xb, yb, nb = x[None], y[None], norms[None]
             else:
                 idx = order[:, j * batch:(j + 1) * batch]
-                xb, yb, nb = x[idx], y[idx], norms[idx]
+                xb = torch.index_select(x, 0, idx.reshape(-1), out=rows).view(groups, batch, d)
+                yb, nb = y[idx], norms[idx]
             g = logistic_gradient(w.view(groups, runs // groups, d), xb, yb, step, nb).reshape(runs, d)
             noise = torch.randn(w.shape, generator=gen, device=gen.device).to(w.device)
             new = project(w - step.eta * g + noise_std * noise, step.R)
