@@ -42,3 +42,20 @@ def test_the_tiny_phase_without_snakemake_is_refused_before_any_phase_runs(tmp_p
     assert run.returncode == 2
     assert f"{python} cannot import snakemake, which the tiny phase runs" in run.stderr
     assert not out.exists()
+
+
+@pytest.mark.parametrize("official, env, message", [
+    ("nowhere", {}, "no sgd.py in nowhere; valid: a clone of Graph-COM/SGD_unlearning or a folder holding its sgd.py"),
+    ("OFFICIAL", {"SCALE": "papers"}, "SCALE=papers; valid: quick, paper"),
+])
+def test_sglu_paper_refuses_bad_input_before_anything_runs(tmp_path, official, env, message):
+    folder = tmp_path / "official"
+    folder.mkdir()
+    (folder / "sgd.py").write_text("# the official code\n")
+    out = tmp_path / "out"
+    run = subprocess.run(["bash", str(ROOT / "scripts" / "gpu" / "sglu_paper.sh"), str(out),
+                          str(folder) if official == "OFFICIAL" else official], cwd=ROOT, capture_output=True,
+                         text=True, timeout=30, env={**os.environ, **env})
+    assert run.returncode == 2
+    assert message in run.stderr
+    assert not out.exists()
