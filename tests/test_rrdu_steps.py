@@ -16,11 +16,11 @@ from unlearning.experiments.rrdu.layout import ABLATION_PARTS, ablation_parts
 from unlearning.files import save_tensors
 
 
-@pytest.fixture
-def tiny_setup(params, tmp_path):
+def make_tiny(params, tmp_path, device="auto"):
     path = tmp_path / "synthetic.safetensors"
     save_tensors(path, synthetic(0))
     p = copy.deepcopy(params)
+    p["device"] = device
     p["rrdu"].update(datasets={"synthetic": p["rrdu"]["datasets"]["mnist"]}, clients=4, train_per_client=30,
                      quick={}, seeds=[0])
     p["rrdu"]["train"].update(hops=1, batch_size=16)
@@ -30,6 +30,11 @@ def tiny_setup(params, tmp_path):
     return steps.make_setup(p, "synthetic", 0, str(path)), tmp_path
 
 
+@pytest.fixture
+def tiny_setup(params, tmp_path):
+    return make_tiny(params, tmp_path)
+
+
 def test_sweep_runs_share_streams_and_the_checkpoint_round_trips(tiny_setup):
     setup, tmp = tiny_setup
     ev = steps.Evaluator(setup)
@@ -37,7 +42,7 @@ def test_sweep_runs_share_streams_and_the_checkpoint_round_trips(tiny_setup):
     steps.train_original(setup, token, ev, 0)
     snap = steps.snapshot(token)
     steps.save_checkpoint(str(tmp / "ck.safetensors"), snap, {"x": "y"})
-    loaded = steps.load_checkpoint(str(tmp / "ck.safetensors"))
+    loaded = steps.load_checkpoint(str(tmp / "ck.safetensors"), setup.device)
     assert torch.equal(loaded.theta, snap.theta) and torch.equal(loaded.state.exp_avg, snap.state.exp_avg)
     default = steps.rrdu_config(setup)
     a, _ = steps.run_rrdu(setup, token, loaded, default, ev, "baseline", 2, True)
@@ -46,6 +51,25 @@ def test_sweep_runs_share_streams_and_the_checkpoint_round_trips(tiny_setup):
     noisy, _ = steps.run_rrdu(setup, token, snap, steps.rrdu_config(setup, epsilon=0.01, rho=1.0), ev, "x", 0, False)
     assert noisy["u_visits"] == a["u_visits"]  # the same routing
     assert noisy["projected"] > 0  # the kick leaves the radius-1 ball at u; the projection brings it back
+
+
+def test_the_walk_runs_where_params_put_it(params, tmp_path, device):
+    """The token's model, its snapshots and a reloaded checkpoint live on params' device (the data and the streams
+    stay on the CPU and their batches move); RR-DU and the three baselines run there (on CUDA under --device cuda)."""
+    setup, tmp = make_tiny(params, tmp_path, device.type)
+    ev = steps.Evaluator(setup)
+    token = steps.new_token(setup)
+    steps.train_original(setup, token, ev, 0)
+    steps.save_checkpoint(str(tmp / "ck.safetensors"), steps.snapshot(token), {})
+    snap = steps.load_checkpoint(str(tmp / "ck.safetensors"), setup.device)
+    on = {t.device.type for t in [*token.model.parameters(), *token.model.buffers(), snap.theta, snap.state.exp_avg,
+                                  *snap.buffers.values()]}
+    assert setup.device.type == device.type and on == {device.type}
+    record, _ = steps.run_rrdu(setup, token, snap, steps.rrdu_config(setup, epsilon=1.0), ev, "x", 2, True)
+    assert record["u_visits"] > 0 and record["sigma"] > 0 and 0 <= record["final"]["asr"] <= 100
+    out, _ = steps.baselines(setup, token, snap, ev, 2, 2, 16)
+    assert set(out) == {"finetune", "ddp", "dpsgd"} and all(0 <= r["final"]["clean"] <= 100 for r in out.values())
+    assert {p.device.type for p in token.model.parameters()} == {device.type}
 
 
 def test_diverging_run_stops_naming_the_hop(tiny_setup):

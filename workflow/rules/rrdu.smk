@@ -22,6 +22,8 @@ rule rrdu_seed:
     benchmark:
         "logs/benchmarks/rrdu/{dataset}/seed{seed}.tsv"
     threads: SMALL_THREADS
+    resources:
+        gpu=GPU,
     shell:
         "{PY} --threads {threads} rrdu-seed --dataset {wildcards.dataset} --seed {wildcards.seed} "
         "--processed {input.processed} --out {output.result} --timing {output.timing} "
@@ -46,6 +48,8 @@ rule rrdu_ablation_part:
     benchmark:
         "logs/benchmarks/rrdu/{dataset}/ablations_{part}.tsv"
     threads: SMALL_THREADS
+    resources:
+        gpu=GPU,
     shell:
         "{PY} --threads {threads} rrdu-ablations --dataset {wildcards.dataset} --part {wildcards.part} "
         "--processed {input.processed} --checkpoint {input.checkpoint} --out {output.result} "

@@ -181,7 +181,7 @@ def _cosine(a: torch.Tensor, b: torch.Tensor) -> float:
 def u_step(token: Token, g_u: torch.Tensor, sigma: float, ref: torch.Tensor, rho: float | None,
            noise: torch.Generator, semantics: str = "adam") -> UStep:
     """The noisy projected step at u (Alg. 4 line 14) for the alignment g_u (ascent direction), and its anatomy."""
-    xi = torch.randn(token.dim, generator=noise, dtype=g_u.dtype)
+    xi = torch.randn(token.dim, generator=noise, dtype=g_u.dtype).to(g_u.device)  # the CPU stream, on any device
     start = token.theta()
     if semantics in ("adam", "adam_fresh"):
         token.step(-g_u)

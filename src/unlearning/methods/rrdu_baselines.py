@@ -66,7 +66,7 @@ def ddp_step(token: Token, g: torch.Tensor, sigma: float, ref: torch.Tensor, noi
     Returns the gradient norm before clipping and whether the projection moved theta."""
     g, norm = clip(g, L)
     token.step(g)
-    xi = torch.randn(token.dim, generator=noise, dtype=g.dtype)
+    xi = torch.randn(token.dim, generator=noise, dtype=g.dtype).to(g.device)  # the CPU stream, on any device
     theta, moved = project(token.theta() - token.lr * sigma * xi, ref, radius)
     token.set_theta(theta)
     return norm, moved
@@ -133,7 +133,7 @@ def dp_sgd_gradient(model: nn.Module, x: torch.Tensor, y: torch.Tensor, z: float
     """Abadi et al. 2016, Alg. 1: (sum_i clip_C(g_i) + N(0, z^2 C^2 I)) / B."""
     C, z = finite("C (clip)", C), finite("z (noise multiplier)", z, strict=False)
     total = clipped_sum(model, x, y, C, strategy)
-    total = total + z * C * torch.randn(total.shape, generator=noise, dtype=total.dtype)
+    total = total + z * C * torch.randn(total.shape, generator=noise, dtype=total.dtype).to(total.device)
     return total / len(x)
 
 
@@ -186,7 +186,7 @@ def dpsgd_walk(token: Token, clients: Sequence[ClientData], hops: int, streams: 
     """DP-SGD (Abadi et al. 2016) on Alg. 2's walk: s x batch_size examples of the holder (without
     replacement), their DP-SGD gradient (`dp_sgd_gradient`, noise from the noise stream) into the token's Adam."""
     def update(client: ClientData) -> float:
-        x, y = client.batch(sample_batch(len(client), s * batch_size, streams.batch))
+        x, y = (t.to(token.device) for t in client.batch(sample_batch(len(client), s * batch_size, streams.batch)))
         token.examples += len(y)
         g = dp_sgd_gradient(token.model, x, y, z, streams.noise, C, strategy)
         token.step(g)

@@ -117,19 +117,25 @@ class Token:
     def dim(self) -> int:
         return sum(p.numel() for p in self.params)
 
+    @property
+    def device(self) -> torch.device:
+        """Where the model lives: the clients' batches move there, the walk's streams stay on the CPU."""
+        return self.params[0].device
+
     def theta(self) -> torch.Tensor:
         """The parameters as one flat vector [d] (a copy)."""
         return nn.utils.parameters_to_vector(self.params).detach().clone()
 
     def set_theta(self, flat: torch.Tensor) -> None:
         with torch.no_grad():
-            nn.utils.vector_to_parameters(flat, self.params)
+            nn.utils.vector_to_parameters(flat.to(self.device), self.params)
 
     def grad(self, x: torch.Tensor, y: torch.Tensor, train: bool = True) -> tuple[torch.Tensor, float]:
         """Flat gradient [d] of the mean cross-entropy on (x, y), and the loss (train mode: BN batch statistics,
         running statistics updated, dropout active)."""
         self.model.train(train)
         self.examples += len(y)
+        x, y = x.to(self.device), y.to(self.device)
         loss = F.cross_entropy(self.model(x), y)
         grads = torch.autograd.grad(loss, self.params)
         return torch.cat([g.reshape(-1) for g in grads]), float(loss.detach())

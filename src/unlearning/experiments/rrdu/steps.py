@@ -91,6 +91,7 @@ class Setup:
     y_trigger: torch.Tensor            # its true labels
     build: Callable[[], torch.nn.Module]
     data: str = ""                     # the dataset of the processed file: "mnist_5k" where the subset serves MNIST
+    device: torch.device = torch.device("cpu")  # the token's model and steps (the data and the streams: CPU)
 
     @property
     def n_u(self) -> int:
@@ -148,8 +149,6 @@ def make_setup(params: dict, dataset: str, seed: int, processed: str) -> Setup:
         raise KeyError(f"rrdu.seeds: {seed} is not in it; valid: {', '.join(map(str, cfg['seeds']))}")
     deterministic_algorithms()
     device = pick_device(params["device"])
-    if device.type != "cpu":
-        log.info("rrdu: the token walk runs on the CPU tensors of this step (device %s not used)", device)
     classes, shape, _ = DATASETS[dataset].info
     raw = load_tensors(processed)
     x_train, y_train = raw["x_train"].float() / 255, raw["y_train"]
@@ -197,11 +196,11 @@ def make_setup(params: dict, dataset: str, seed: int, processed: str) -> Setup:
     def build() -> torch.nn.Module:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(init_seed)
-            return build_model(dcfg["model"], shape, classes)
+            return build_model(dcfg["model"], shape, classes).to(device)  # initialised on the CPU: the same weights
 
     return Setup(params, cfg, dataset, seed, name, u, target, clients, retained, forget, ident(x_test_all[keep]),
                  y_test_all[keep], ident(x_trig), y_trig, build,
-                 load_metadata(processed).get("dataset", dataset))
+                 load_metadata(processed).get("dataset", dataset), device)
 
 
 # ----------------------------------------------------------------------------------------------- evaluation
@@ -215,8 +214,10 @@ class Evaluator:
     def _predict(self, model: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
         was = model.training
         model.eval()
+        device = next(model.parameters()).device  # the images stay on the CPU, a chunk at a time moves
         with torch.no_grad():
-            out = torch.cat([model(x[i:i + self.chunk]).argmax(1) for i in range(0, len(x), self.chunk)])
+            out = torch.cat([model(x[i:i + self.chunk].to(device)).argmax(1).cpu()
+                             for i in range(0, len(x), self.chunk)])
         model.train(was)
         return out
 
@@ -277,8 +278,8 @@ def save_checkpoint(path: str, snap: Snapshot, meta: dict) -> None:
     save_tensors(path, tensors, meta)
 
 
-def load_checkpoint(path: str) -> Snapshot:
-    t = load_tensors(path)
+def load_checkpoint(path: str, device: str | torch.device = "cpu") -> Snapshot:
+    t = load_tensors(path, device)
     state = OptState(t["adam.steps"], exp_avg=t["adam.exp_avg"], exp_avg_sq=t["adam.exp_avg_sq"])
     return Snapshot(t["theta"], {k.removeprefix("buffer."): v for k, v in t.items() if k.startswith("buffer.")},
                     state)
@@ -473,7 +474,7 @@ def rho_heuristic(setup: Setup, theta0: torch.Tensor, draws: int = 10) -> float:
             model = build_model(dataset_cfg(setup.cfg, setup.dataset)["model"], DATASETS[setup.dataset].info[1],
                                 DATASETS[setup.dataset].info[0])
         flat = torch.nn.utils.parameters_to_vector(model.parameters()).detach()
-        dists.append(float(torch.linalg.vector_norm(theta0 - flat)) / 3)
+        dists.append(float(torch.linalg.vector_norm(theta0.cpu() - flat)) / 3)
     return float(np.mean(dists))
 
 
@@ -549,7 +550,7 @@ def step_ablation_part(params: dict, dataset: str, processed: str, checkpoint: s
         _write_part(setup, evaluator, part, result, times, out, timing)
         return
     token = new_token(setup)
-    snap = load_checkpoint(checkpoint)
+    snap = load_checkpoint(checkpoint, setup.device)
     restore(token, snap, cfg["unlearn"])
     default = rrdu_config(setup)
     if part == "sensitivity":
