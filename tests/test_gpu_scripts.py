@@ -59,3 +59,17 @@ def test_sglu_paper_refuses_bad_input_before_anything_runs(tmp_path, official, e
     assert run.returncode == 2
     assert message in run.stderr
     assert not out.exists()
+
+
+@pytest.mark.parametrize("args, env, message", [
+    ([], {}, "no target; valid: result files, e.g. results/rrdu/fashion_mnist/seed0.json"),
+    (["reports/rrdu/index.md"], {}, "reports/rrdu/index.md; valid: result files under results/<experiment>/"),
+    (["results/rrdu/fashion_mnist/seed0.json"], {"LIMIT_S": "7m"}, "LIMIT_S=7m; valid: whole seconds"),
+])
+def test_paper_jobs_refuses_bad_input_before_anything_runs(tmp_path, args, env, message):
+    out = tmp_path / "out"
+    run = subprocess.run(["bash", str(ROOT / "scripts" / "gpu" / "paper_jobs.sh"), str(out), *args], cwd=ROOT,
+                         capture_output=True, text=True, timeout=30, env={**os.environ, **env})
+    assert run.returncode == 2
+    assert message in run.stderr
+    assert not out.exists()
