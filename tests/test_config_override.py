@@ -93,7 +93,7 @@ def test_reports_refuse_inputs_of_another_scale(tmp_path):
     older = stamp(tiny(clients=5))
     (tmp_path / "c.json").write_text(json.dumps({"config": older["_resolved"]}))
     line = check_inputs(quick, [str(files[0]), str(tmp_path / "c.json")])
-    assert f"1 of 2 inputs were computed under an earlier configuration (`{config_hash(older)}`)" in line
+    assert f"1 of 2 inputs record another configuration (`{config_hash(older)}`)" in line
 
 
 @pytest.mark.slow  # plans the workflow twice (Snakemake dry runs): the full suite's, not the edit loop's (issue 40)

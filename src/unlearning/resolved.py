@@ -80,9 +80,10 @@ def check_inputs(params: dict, paths: list[str]) -> str:
     line = f"Scale `{mine['scale']}`, configuration `{mine['sha256']}` (SHA-256 of the resolved parameters)."
     older = sorted(h for h in hashes if h != mine["sha256"])
     if older:
-        line += (f" {sum(len(hashes[h]) for h in older)} of {len(paths)} inputs were computed under an earlier "
-                 f"configuration ({', '.join(f'`{h}`' for h in older)}) that differs only in parameters they "
-                 "do not read, so Snakemake kept them.")
+        line += (f" {sum(len(hashes[h]) for h in older)} of {len(paths)} inputs record another configuration "
+                 f"({', '.join(f'`{h}`' for h in older)}). Snakemake re-runs a job whose own parameters change, so "
+                 "inputs it kept differ only in parameters they do not read; inputs joined by hand from other runs "
+                 "are named in the record's README.")
     if MACHINE in params:
         from .provenance import summary_line
 
