@@ -26,8 +26,9 @@ def _clients(setup) -> list[TensorClient]:
 
 
 def _token(setup) -> Token:
-    token = Token(copy.deepcopy(setup.model).cpu(), setup.cfg["rrdu"]["train"]["lr"], LocalOptimizer("adam"))
-    token.set_theta(setup.theta0.cpu())  # the same theta^0 as every other training run
+    """On the setting's device (the clients' data and the walk's streams stay on the CPU; random_walk.Token)."""
+    token = Token(copy.deepcopy(setup.model), setup.cfg["rrdu"]["train"]["lr"], LocalOptimizer("adam"))
+    token.set_theta(setup.theta0)  # the same theta^0 as every other training run
     return token
 
 
@@ -57,8 +58,8 @@ def extra(state: TrainedState) -> dict[str, torch.Tensor]:
 def restore(state: TrainedState, tensors: dict[str, torch.Tensor]) -> dict:
     setup = state.setup
     token = _token(setup)
-    token.set_theta(state.theta[0].cpu())
-    token.state = OptState(**{k[4:]: v for k, v in tensors.items() if k.startswith("opt.")})
+    token.set_theta(state.theta[0])
+    token.state = OptState(**{k[4:]: v.to(token.device) for k, v in tensors.items() if k.startswith("opt.")})
     buffers = dict(token.model.named_buffers())
     for k, v in tensors.items():
         if k.startswith("buffer."):
