@@ -65,6 +65,8 @@ def test_sglu_paper_refuses_bad_input_before_anything_runs(tmp_path, official, e
     ([], {}, "no target; valid: result files, e.g. results/rrdu/fashion_mnist/seed0.json"),
     (["reports/rrdu/index.md"], {}, "reports/rrdu/index.md; valid: result files under results/<experiment>/"),
     (["results/rrdu/fashion_mnist/seed0.json"], {"LIMIT_S": "7m"}, "LIMIT_S=7m; valid: whole seconds"),
+    (["results/r2d/fmnist_users_resnet/s0.json"], {"CONFIGFILE": "scripts/gpu/r2d_resnet.yml"},
+     "CONFIGFILE=scripts/gpu/r2d_resnet.yml not found; valid: a YAML file of parameters"),
 ])
 def test_paper_jobs_refuses_bad_input_before_anything_runs(tmp_path, args, env, message):
     out = tmp_path / "out"
@@ -73,3 +75,18 @@ def test_paper_jobs_refuses_bad_input_before_anything_runs(tmp_path, args, env, 
     assert run.returncode == 2
     assert message in run.stderr
     assert not out.exists()
+
+
+def test_the_gpu_parameter_files_are_valid_over_params_yaml(tmp_path):
+    """Each scripts/gpu/*.yaml, merged over params.yaml as Snakemake's --configfile merges it, passes check-params."""
+    import yaml
+    from snakemake.utils import update_config
+
+    from unlearning.config import check_params
+
+    files = sorted((ROOT / "scripts" / "gpu").glob("*.yaml"))
+    assert files
+    for path in files:
+        params = yaml.safe_load((ROOT / "params.yaml").read_text())
+        update_config(params, yaml.safe_load(path.read_text()))
+        check_params({**params, "scale": "paper"})

@@ -4,7 +4,8 @@
 # Snakemake benchmarks as one tar.gz (the device tool returns eight files). Usage, in the repository root of the
 # device machine:
 #   source .gpu/setup.sh && bash scripts/gpu/paper_jobs.sh "$OUT" results/rrdu/fashion_mnist/seed0.json ...
-# LIMIT_S bounds the run (default 420 s); SCALE=quick DEVICE=cpu tries the script on a machine without a GPU.
+# LIMIT_S bounds the run (default 420 s); CONFIGFILE merges a parameter file over params.yaml (Snakemake's
+# --configfile, e.g. scripts/gpu/r2d_resnet.yaml); SCALE=quick DEVICE=cpu tries the script on a machine without a GPU.
 set -uo pipefail
 out=${1:?usage: scripts/gpu/paper_jobs.sh OUT_DIR TARGET...}
 shift
@@ -13,6 +14,12 @@ shift
 limit=${LIMIT_S:-420} scale=${SCALE:-paper} device=${DEVICE:-cuda}
 [[ $limit =~ ^[0-9]+$ ]] || { echo "paper_jobs.sh: LIMIT_S=$limit; valid: whole seconds" >&2; exit 2; }
 [[ $scale =~ ^(quick|paper)$ ]] || { echo "paper_jobs.sh: SCALE=$scale; valid: quick, paper" >&2; exit 2; }
+extra=()
+if [ -n "${CONFIGFILE:-}" ]; then
+    [ -s "$CONFIGFILE" ] || { echo "paper_jobs.sh: CONFIGFILE=$CONFIGFILE not found; valid: a YAML file of parameters" >&2
+                              exit 2; }
+    extra=(--configfile "$CONFIGFILE")
+fi
 for target in "$@"; do
     [[ $target == results/*/* ]] || { echo "paper_jobs.sh: $target; valid: result files under results/<experiment>/" >&2
                                       exit 2; }
@@ -21,7 +28,7 @@ py=${PYTHON:-$([ -x .venv/bin/python ] && echo .venv/bin/python || echo python3)
 mkdir -p "$out"
 export CUBLAS_WORKSPACE_CONFIG=:4096:8
 start=$(date +%s)
-timeout -k 10 "$limit" "$py" -m snakemake "$@" --cores all --config scale="$scale" device="$device" \
+timeout -k 10 "$limit" "$py" -m snakemake "$@" --cores all "${extra[@]}" --config scale="$scale" device="$device" \
     > "$out/jobs.log" 2>&1
 rc=$?
 echo "jobs ($*): rc=$rc$([ $rc = 124 ] && echo " (cut at $limit s)") $(( $(date +%s) - start )) s" >> "$out/summary.txt"
