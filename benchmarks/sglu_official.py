@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from engine import sync  # benchmarks/engine.py, beside this script
 
 from unlearning.__main__ import keep_freed_memory
 from unlearning.files import load_metadata, load_tensors, write_json
@@ -46,11 +47,6 @@ def official_module(path: Path):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize()
 
 
 def ours(x, y, xt, yt, k, sigma: float, trials: int, epochs: int, seed: int, device: torch.device) -> dict:

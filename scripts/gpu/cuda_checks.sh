@@ -10,8 +10,8 @@
 # while the machine is still warm.
 # DEVICE=cpu runs the same phases on the CPU (to try the script on a machine without a GPU); TESTS="tests/a.py::b ..."
 # runs those tests instead of the selection; TINY_S sets the tiny workflow's limit (default 300 s: it needed over
-# 180 on an H200) and TINY_CORES its cores (default all: fewer leave some to a run beside it). The package is installed (editable, offline) where it is not, as the bootstrap does: provenance
-# reads its metadata.
+# 180 on an H200) and TINY_CORES its cores (default all: fewer leave some to a run beside it). The package is
+# installed (editable, offline) where it is not, as the bootstrap does: provenance reads its metadata.
 set -uo pipefail
 out=${1:?usage: scripts/gpu/cuda_checks.sh OUT_DIR [tests] [tiny] [engine]}
 shift
