@@ -7,7 +7,8 @@ Verdicts (DESIGN.md, "Verdicts"):
 - `uninformative`: the test cannot fail in this setting (every point of a trend pinned at a floor, a comparison
   whose loser is near one-class or at chance, ...); the reason says why.
 
-Headlines count the informative verdicts (holds, fails) only and list the rest beside them (`headline`).
+Headlines count the informative verdicts (holds, fails) only and list the rest beside them (`headline`). A row that
+shows a precondition itself (`precondition`) is not a claim of the paper and is never counted.
 """
 
 from __future__ import annotations
@@ -58,6 +59,15 @@ def carried_paired(gaps: list[float], margin: float, what: str, alpha: float = 0
         0.0 if mean > 0 else 1.0)
     return Check(mean > margin and p < alpha, f"{text} (per seed {min(gaps):.4g} to {max(gaps):.4g}, paired "
                                               f"t-test p = {p:.2g}; needs > {margin:g} and p < {alpha:g})")
+
+
+def precondition(check: Check | None, absent: str) -> tuple[str, str]:
+    """A precondition's own row: "precondition met" or "precondition not shown" (its check was not cleared, which
+    does not show the opposite either), with its numbers; "precondition not computed" (`absent`: why) without a
+    check. Not a claim: `counts`, `headline` and the front page's counts pass over it."""
+    if check is None:
+        return "precondition not computed", absent
+    return ("precondition met" if check.ok else "precondition not shown"), check.what
 
 
 def above(value: float, floor: float, what: str, unit: str = "") -> Check:

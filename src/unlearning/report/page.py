@@ -120,6 +120,29 @@ class Page:
             tmp.write_text(self.html(folder))
 
 
+def rewrite_section(folder: str | Path, page: Page, name: str = "index") -> None:
+    """In <folder>/<name>.md and <name>.html, where each exists, the section that `page`'s first heading opens (to
+    the next heading) replaced by `page`'s blocks, every other byte kept: a section judged again from a report's
+    written tables. A file without that heading is refused, naming it."""
+    heading = page.blocks[0][1]
+    for suffix, start, after, end in ((".md", f"## {heading}\n", "\n## ", None),
+                                      (".html", f"<h2>{_inline(heading)}</h2>", "<h2", "</body>")):
+        path = Path(folder) / f"{name}{suffix}"
+        if not path.is_file():
+            continue
+        head, found, rest = path.read_text().partition(start)
+        if not found:
+            raise ValueError(f"{path}: no section {heading!r} to rewrite")
+        new = (page.markdown() if suffix == ".md" else page.html(folder)).split(start, 1)[1]
+        if end:
+            new, rest = new[:new.index(end)], rest[rest.index(end):] if after not in rest else rest
+        else:
+            new = new.rstrip("\n") + "\n\n"
+        tail = rest[rest.index(after):].lstrip("\n") if after in rest else ("" if not end else rest)
+        with atomic_path(path) as tmp:
+            tmp.write_text(head + start + new + tail)
+
+
 def _inline(text: str) -> str:
     """Escaped text with Markdown's `code`, **bold** and [links](target.md#anchor) as HTML (links to .md go to
     the .html)."""

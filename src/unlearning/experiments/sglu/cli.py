@@ -1,4 +1,4 @@
-"""SGLU's commands: sglu-certify (no params.yaml), sglu-features ... sglu-fig3c, sglu-report."""
+"""SGLU's commands: sglu-certify and sglu-claims (no params.yaml), sglu-features ... sglu-fig3c, sglu-report."""
 
 from __future__ import annotations
 
@@ -46,6 +46,10 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
         s.add_argument(flag, nargs="*", default=[])
     s.add_argument("--missing", nargs="*", default=[], help="dataset=reason for each dataset not trained")
     s.add_argument("--out-dir", required=True)
+    s = sub.add_parser("sglu-claims", help="SGLU: judge the claims again from a written report's fig3a.csv and "
+                       "fig3c.csv (rewrites its claims.csv and index.md's claims section)")
+    s.set_defaults(run=sglu_claims, needs_params=False)
+    s.add_argument("--tables", required=True, help="the report's folder")
 
 
 def sglu_certify(args) -> str:
@@ -66,6 +70,13 @@ def sglu_certify(args) -> str:
     bound = "Theorem 3.2" if args.burn_in is not None else f"Corollary 3.8, variant {variant}"
     return (f"n = {args.n}  b = {b}  L = {k.L:.6g}  m = {k.m:.6g}  eta = {k.step:.6g}  delta = {delta:.6g}  ({bound})"
             f"  ->  sigma = {cert.sigma:.6g}  K = {cert.K}  epsilon achieved = {cert.epsilon:.6g}")
+
+
+def sglu_claims(args) -> str:
+    from . import report
+
+    verdicts = report.rejudge(args.tables)
+    return "\n".join(f"{r.status}: {r.claim}" for r in verdicts.itertuples())
 
 
 def run(params: dict, a) -> None:
