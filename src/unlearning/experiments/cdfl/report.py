@@ -634,7 +634,10 @@ def write_report(params: dict, result_files: list[str], timing_files: list[str],
     page = Page(f"CDFL (Wu et al., 2026): DU against retraining, scale `{params['scale']}`")
     page.text(header)
     page.text(f"{len(results)} cell runs (dataset x partition x topology x seed). Each cell: ours (mean over seeds, "
-              "std where > 1 seed) beside the paper's (Tables I-IV; reference/cdfl/). Tolerances: RT test accuracy "
+              "std where > 1 seed) beside the paper's (Tables I-IV; reference/cdfl/). The paper reports each "
+              "method's best test accuracy: RT's best round; DU's class-wise after its fine-tuning round, sample-wise "
+              "the better of after its correction and after that round (spec 7.1; both are in the JSON). "
+              "Tolerances: RT test accuracy "
               f"within {RT_TOL:g} points; DU - RT gap within {GAP_TOL:g} points of the paper's gap; MIA of DU and RT "
               f"within 50 +- {MIA_TOL:g} where 2s >= {GATE_MIN}; RT's and the gap's verdict only where the distance "
               "to the tolerance exceeds the mean's standard error over the seeds (one seed: one seed's spread in a "

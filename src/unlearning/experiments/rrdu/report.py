@@ -786,7 +786,8 @@ def summary(out_dir: str | Path) -> Summary:
     return Summary("rrdu", "RR-DU (Lamri & Maniatakos, 2025)" + subset_suffix(out, TABLES),
                    "RR-DU removes the backdoor about as well as retraining (final ASR within 3 points of scratch) "
                    "and keeps fine-tuning's clean accuracy (within 1 point) (Figure 1)",
-                   cl.headline([] if checks.empty else checks.status), count_tables(out, COUNTED_TABLES), tables=COUNTED_TABLES)
+                   cl.headline([] if checks.empty else checks.status), count_tables(out, COUNTED_TABLES),
+                   tables=COUNTED_TABLES)
 
 
 __all__ = ["write_report", "summary", "statuses"]

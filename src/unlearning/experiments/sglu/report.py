@@ -31,13 +31,13 @@ from ...report.compare import (
     WITHIN,
     count_tables,
     dataset_labels,
+    kind,
     missing_status,
     on_subset,
     read_reference,
     statuses,
     subset_status,
     subset_suffix,
-    kind,
     verdict,
     within,
     within_spread,
@@ -322,8 +322,9 @@ def claims(f3a: pd.DataFrame, f3c: pd.DataFrame) -> pd.DataFrame:
     difference over the trials (within it at some epsilon: uninformative there); "accuracy rises with epsilon" is
     uninformative where the curve starts at its own plateau (it cannot rise) and fails on a drop beyond twice the
     standard error; "unlearned within 0.01 of retrained" decides only where each gap lies farther from 0.01 than
-    its standard errors over the trials at a level shared over the points (`_close`). A claim on SGLU cells that no sigma certifies (not run) is not testable, with why; Figure 3c's
-    claim is uninformative where every sigma's removals each cost a retraining (not run)."""
+    its standard errors over the trials at a level shared over the points (`_close`). A claim on SGLU cells that
+    no sigma certifies (not run) is not testable, with why; Figure 3c's claim is uninformative where every sigma's
+    removals each cost a retraining (not run)."""
     rows = []
     trained = f3a[f3a["mean"].notna() | f3a["status"].astype(str).str.startswith(f"{NOT_TESTABLE}: not run")]
     for dataset, df in trained.groupby("dataset"):
