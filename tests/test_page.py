@@ -1,9 +1,13 @@
-"""The report pages' HTML: Markdown's inline code, bold and links converted, everything else escaped."""
+"""The report pages: Markdown's inline code, bold and links converted in HTML, everything else escaped; tables
+whose rows keep their cells."""
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
+from conftest import ROOT
 from unlearning.report.page import Page
 
 
@@ -57,3 +61,29 @@ def test_every_front_page_count_links_its_list_of_cells(tmp_path):
     assert '<a id="p-outside"></a>' in counted and "## Paper: outside (1)" in counted
     assert "cell b, value 2" in counted and "missing: no data" in counted
     assert "id='p-within'" in (tmp_path / "counted.html").read_text()
+
+
+def _cells(line: str) -> int:
+    """The cells of a Markdown table row: split at every "|" not escaped."""
+    return len(re.split(r"(?<!\\)\|", line.strip().strip("|")))
+
+
+def test_a_bar_inside_a_cell_stays_in_its_cell():
+    """issue 69: "uninformative: |ours - paper| = 1.8 lies within ..." split CDFL's status cells in three."""
+    md = Page("t").table(pd.DataFrame({"value": [1.0], "status": ["uninformative: |ours - paper| = 1.8"]})).markdown()
+    rows = [line for line in md.splitlines() if line.startswith("|")]
+    assert len(rows) == 3 and {_cells(r) for r in rows} == {2} and "\\|ours - paper\\|" in rows[2]
+
+
+def test_every_recorded_and_golden_pages_table_rows_have_their_headers_cells():
+    broken = []
+    for page in sorted([*(ROOT / "reports" / "recorded").rglob("*.md"), *(ROOT / "tests" / "regression").glob("*.md")]):
+        header = None
+        for number, line in enumerate(page.read_text().splitlines(), 1):
+            if not line.startswith("|"):
+                header = None
+            elif header is None:
+                header = _cells(line)
+            elif _cells(line) != header:
+                broken.append(f"{page.relative_to(ROOT)}:{number}")
+    assert not broken, f"table rows with more or fewer cells than their header: {broken}"

@@ -147,3 +147,25 @@ def test_a_paper_cell_is_decided_only_where_its_gap_clears_the_spread_over_seeds
     assert status(run, [95.0, 95.2, 94.8], [8.5, 18.5, 13.5], 90.0, 10.0) == "outside (clean)"
     one = status(run, [90.0], [10.5], 90.0, 10.0)
     assert kind(one) == "within" and "one seed" in one
+
+
+def test_within_scratch_or_fine_tuning_is_decided_only_beyond_the_streams_standard_error():
+    """issue 69: the record's streams end at 6.8, 22.4 and 30.4 % ASR (standard error 6.9) against scratch's 7.4:
+    12.5 points apart, 9.5 past the 3-point tolerance, so it fails; streams at 2, 8 and 25 % (mean 11.7, standard
+    error 6.9) lie 4.3 points apart, 1.3 past it: that decides nothing."""
+    def claims(asrs, cleans=(90.0, 90.0, 90.0), tuned=(91.94, 91.84, 92.04)):
+        seeds, ablations = _results()
+        for stream, asr, clean, ft in zip(ablations[0]["streams"], asrs, cleans, tuned):
+            stream["rrdu"]["final"].update(asr=asr, clean=clean)
+            stream["finetune"]["final"]["clean"] = ft
+        return report.claims(seeds, ablations)
+
+    within = "RR-DU's final ASR within 3 points of scratch's"
+    assert _status(claims((6.8, 22.4, 30.4)), within) == cl.FAILS
+    row = claims((2.0, 8.0, 25.0)).set_index("claim").loc[f"{within} (100 hops)"]
+    assert row.status == cl.UNINFORMATIVE and "4.27 apart, within 6.89" in row.reason
+    assert "standard error 6.89" in row.measured
+    clean = "RR-DU's final clean accuracy within 1 point of fine-tuning's"
+    assert _status(claims((8.0, 8.0, 8.0), (89.37, 91.12, 90.45)), clean) == cl.FAILS  # 1.63 apart, se 0.51
+    assert _status(claims((8.0, 8.0, 8.0), (88.0, 91.0, 92.0)), clean) == cl.UNINFORMATIVE  # 1.67 apart, se 1.20
+    assert _status(claims((8.0, 8.0, 8.0), (91.5, 91.9, 92.3)), clean) == cl.HOLDS  # 0.04 apart, se 0.24

@@ -84,8 +84,9 @@ class Page:
             elif kind == "img":
                 lines += [f"![{body[1]}]({body[0]})", ""]
             else:
-                df, fmt = body
-                lines.append(EMPTY + "\n" if df.empty else df.to_markdown(index=False, floatfmt=fmt) + "\n")
+                df, fmt = body  # a "|" inside a cell would end it: escaped, as Markdown's tables read it
+                cells = df.apply(lambda col: col.map(lambda v: v.replace("|", "\\|") if isinstance(v, str) else v))
+                lines.append(EMPTY + "\n" if df.empty else cells.to_markdown(index=False, floatfmt=fmt) + "\n")
         return "\n".join(lines)
 
     def html(self, folder: str | Path) -> str:

@@ -384,13 +384,28 @@ def _trend(points: list[tuple[float, float]], floor: float, noise: float) -> tup
     return max(rises) <= noise, max(rises), None
 
 
+def _within_claim(ours: list[float], other: list[float], tolerance: float) -> tuple[bool | None, str | None, str]:
+    """|mean(ours) - mean(other)| <= tolerance, decided only beyond the difference's standard error over the
+    streams (`compare.within_spread`; a side of one run adds none): the test, why it decides nothing (else None)
+    and the standard error in words."""
+    se = math.sqrt(sum((_se(v) or 0.0) ** 2 for v in (ours, other)))
+    status = within_spread(_mean(ours), _mean(other), tolerance, se if len(ours) > 1 else None, "")
+    said = f"standard error {se:.2f}" if len(ours) > 1 else "one stream: no spread to weigh it against"
+    if status.startswith(UNINFORMATIVE):
+        gap = abs(_mean(ours) - _mean(other))
+        return None, (f"the means lie {gap:.3g} apart, within {se:.3g} (the difference's standard error over "
+                      f"{len(ours)} streams) of the tolerance {tolerance:g}"), said
+    return status.startswith(WITHIN), None, said
+
+
 def claims(seeds: list[dict], ablations: list[dict]) -> pd.DataFrame:
     """The paper's qualitative claims (spec 8 with its dated notes), one row each per dataset run, on the shared
     claim helper: every claim needs every original to have learned the clean task (LEARNED_MARGIN points above
     chance: a model that puts every image in the target class has an ASR of 100 % and has learned no backdoor);
     forgetting claims also need every original to carry the backdoor (CARRIED_MARGIN points above scratch);
-    RR-DU's and fine-tuning's values are means over the unlearning streams; trends are judged on the last hops' mean
-    ASR of the points that can move; a comparison needs a margin beyond the streams' spread."""
+    RR-DU's and fine-tuning's values are means over the unlearning streams ("within" decided only beyond the
+    difference's standard error over them, `_within_claim`); trends are judged on the last hops' mean ASR of the
+    points that can move; a comparison needs a margin beyond the streams' spread."""
     rows = []
     for a in ablations:
         d = a["dataset"]
@@ -416,14 +431,16 @@ def claims(seeds: list[dict], ablations: list[dict]) -> pd.DataFrame:
         per = lambda recs: "/".join(f"{x['final']['asr']:.1f}" for x in recs)  # noqa: E731
         if scratch:
             gap = rr_asr - scratch["asr"]
+            test, why, se = _within_claim([x["final"]["asr"] for x in rr], [scratch["asr"]], 3.0)
             rows.append(cl.row(d, f"RR-DU's final ASR within 3 points of scratch's ({a['T']} hops)",
                                f"RR-DU {rr_asr:.1f} (streams {per(rr)}; last-hops means "
-                               f"{'/'.join(f'{t:.1f}' for t in _tails(rr))}), scratch {scratch['asr']:.1f}",
-                               cl.judge(abs(gap) <= 3, forgetting), "issue 13; Fig. 1 (i)", 3 - abs(gap)))
+                               f"{'/'.join(f'{t:.1f}' for t in _tails(rr))}; {se}), scratch {scratch['asr']:.1f}",
+                               cl.judge(test, forgetting, why), "issue 13; Fig. 1 (i)", 3 - abs(gap)))
         gap = rr_clean - ft_clean
+        test, why, se = _within_claim([x["final"]["clean"] for x in rr], [x["final"]["clean"] for x in ft], 1.0)
         rows.append(cl.row(d, "RR-DU's final clean accuracy within 1 point of fine-tuning's",
-                           f"RR-DU {rr_clean:.2f}, fine-tuning {ft_clean:.2f} (means over {len(streams)} streams)",
-                           cl.judge(abs(gap) <= 1, [learned]), "spec note 5; Fig. 1 (ii)", 1 - abs(gap)))
+                           f"RR-DU {rr_clean:.2f}, fine-tuning {ft_clean:.2f} (means over {len(streams)} streams; "
+                           f"{se})", cl.judge(test, [learned], why), "spec note 5; Fig. 1 (ii)", 1 - abs(gap)))
         p1 = _by_p(runs).get(1.0)
         if p1:
             clean = _mean(x["final"]["clean"] for x in p1)
