@@ -4,11 +4,13 @@ whose rows keep their cells."""
 from __future__ import annotations
 
 import re
+import shutil
 
 import pandas as pd
+import pytest
 
 from conftest import ROOT
-from unlearning.report.page import Page
+from unlearning.report.page import Page, rewrite_section
 
 
 def test_inline_markdown_becomes_html_and_the_rest_is_escaped(tmp_path):
@@ -87,3 +89,25 @@ def test_every_recorded_and_golden_pages_table_rows_have_their_headers_cells():
             elif _cells(line) != header:
                 broken.append(f"{page.relative_to(ROOT)}:{number}")
     assert not broken, f"table rows with more or fewer cells than their header: {broken}"
+
+
+def test_rewriting_a_section_gives_the_page_built_with_it(tmp_path):
+    """page.rewrite_section (a record judged again from its tables): the Markdown and HTML equal those of the page
+    built with the new section, wherever the section stands; a page without it is refused, naming it."""
+    def page(middle: str, last: bool) -> Page:
+        built = Page("R").text("intro").heading("A").table(pd.DataFrame({"x": [1]}))
+        sections = [("B", middle), ("C", "the end")]
+        for heading, text in (sections if not last else sections[::-1]):
+            built.heading(heading).text(text)
+        return built
+
+    for last in (False, True):
+        page("old", last).write(tmp_path)
+        rewrite_section(tmp_path, Page("").heading("B").text("new | one"))
+        (tmp_path / "want").mkdir()
+        page("new | one", last).write(tmp_path / "want")
+        for name in ("index.md", "index.html"):
+            assert (tmp_path / name).read_text() == (tmp_path / "want" / name).read_text(), (name, last)
+        shutil.rmtree(tmp_path / "want")
+    with pytest.raises(ValueError, match="index.md: no section 'Z' to rewrite"):
+        rewrite_section(tmp_path, Page("").heading("Z").text("z"))

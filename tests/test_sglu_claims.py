@@ -3,6 +3,8 @@ at a level shared over the points (issue 69): a gap within that many standard er
 
 from __future__ import annotations
 
+import pandas as pd
+
 from unlearning.experiments.sglu import report
 
 CLAIM_3A = "Figure 3a b=full: unlearned within 0.01 of retrained at every epsilon"
@@ -61,3 +63,15 @@ def test_one_cell_of_forty_past_the_tolerance_by_what_chance_gives_decides_nothi
     assert many.status == "uninformative" and "3.02 standard errors" in many.reason
     assert _verdict(_fig3a(0.0, 0.01), _fig3c(gap, 0.001, cells=40), CLAIM_3C).status == "fails"
     assert _verdict(_fig3a(0.0, 0.01), _fig3c(gap, 0.1, cells=1), CLAIM_3C).status == "fails"
+
+
+def test_sglu_claims_judges_a_written_reports_tables_again_and_refuses_a_folder_without_them(tmp_path, capsys):
+    from unlearning.__main__ import main
+
+    assert main(["sglu-claims", "--tables", str(tmp_path)]) == 2
+    assert "fig3a.csv: not found" in capsys.readouterr().err
+    _fig3a(0.0217, 0.14).to_csv(tmp_path / "fig3a.csv", index=False)
+    _fig3c(0.075, 0.01).to_csv(tmp_path / "fig3c.csv", index=False)
+    assert main(["sglu-claims", "--tables", str(tmp_path)]) == 0
+    written = pd.read_csv(tmp_path / "claims.csv").set_index("claim").status
+    assert written[CLAIM_3A] == "uninformative" and written[CLAIM_3C] == "fails"

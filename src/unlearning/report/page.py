@@ -135,11 +135,11 @@ def rewrite_section(folder: str | Path, page: Page, name: str = "index") -> None
         if not found:
             raise ValueError(f"{path}: no section {heading!r} to rewrite")
         new = (page.markdown() if suffix == ".md" else page.html(folder)).split(start, 1)[1]
-        if end:
-            new, rest = new[:new.index(end)], rest[rest.index(end):] if after not in rest else rest
-        else:
-            new = new.rstrip("\n") + "\n\n"
-        tail = rest[rest.index(after):].lstrip("\n") if after in rest else ("" if not end else rest)
+        if end:  # HTML: the section's parts, then the next heading's or the end of the body
+            new, tail = new[:new.index(end)], rest[rest.index(after if after in rest else end):]
+        else:  # Markdown: a blank line before the next heading, or the page's own ending
+            new, tail = ((new.rstrip("\n") + "\n\n", rest[rest.index(after):].lstrip("\n")) if after in rest
+                         else (new, ""))
         with atomic_path(path) as tmp:
             tmp.write_text(head + start + new + tail)
 

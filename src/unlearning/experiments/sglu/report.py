@@ -502,8 +502,7 @@ def rejudge(folder: str | Path) -> pd.DataFrame:
     tables = [out / f"{t}.csv" for t in ("fig3a", "fig3c")]
     for path in tables:
         if not path.is_file():
-            raise FileNotFoundError(f"{path}: not found; sglu-claims reads a written SGLU report's fig3a.csv and "
-                                    "fig3c.csv")
+            raise ValueError(f"{path}: not found; sglu-claims reads a written SGLU report's fig3a.csv and fig3c.csv")
     verdicts = claims(*(pd.read_csv(path) for path in tables))
     with atomic_path(out / "claims.csv") as tmp:
         verdicts.to_csv(tmp, index=False, float_format="%.6g")
