@@ -406,3 +406,16 @@ def test_finetune_keeps_the_rounds_before_a_divergence(tiny, monkeypatch):
     tuned, curve, seconds, grads, diverged = steps.finetune(setup, theta * float("nan"), setup.data, clients, sched,
                                                             range(0, 5), none, {}, "a test")
     assert tuned is None and curve == [] and "a test produced non-finite weights" in diverged
+
+
+def test_an_mia_near_the_tolerance_decides_only_beyond_its_standard_error():
+    """issue 69: 45.5 % on 1,000 guesses is 0.5 inside 50 - 5 with a binomial standard error of 1.6: it decides
+    nothing; on 100,000 guesses (0.16) it is within."""
+    from unlearning.experiments.cdfl.report import _mia_status
+
+    def mia(acc, samples):
+        return {"accuracy": acc, "samples": samples, "ci_low": acc - 1, "ci_high": acc + 1}
+
+    assert _mia_status(mia(45.5, 1000), "unlearned", mia(60.0, 1000)).startswith("uninformative: |ours - paper|")
+    assert _mia_status(mia(45.5, 100_000), "unlearned", mia(60.0, 1000)) == "within"
+    assert _mia_status(mia(43.0, 100_000), "unlearned", mia(60.0, 1000)) == "outside"
