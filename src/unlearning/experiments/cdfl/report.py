@@ -97,6 +97,16 @@ def _binomial_se(accuracy: float, samples: int) -> float:
     return 100 * math.sqrt(p * (1 - p) / samples)
 
 
+def _mia_gate(mean: float, samples: int, signal: str, se: float, what: str) -> str:
+    """DU's or RT's MIA: uninformative without the original's signal above 50 (`signal`), not gated where
+    2s < GATE_MIN, else within 50 +- MIA_TOL decided beyond `se` (compare.within_spread; `what` names it)."""
+    if signal != "yes":
+        return f"{UNINFORMATIVE}: {WHY_NOT[signal]}"
+    if samples < GATE_MIN:
+        return NOT_GATED
+    return within_spread(mean, 50.0, MIA_TOL, se, what)
+
+
 def _mia_rows(cells: list[dict], who: str, paper: pd.Series | None, label: str, signal: str = "yes") -> dict:
     """One MIA row over the seeds. DU's and RT's are "uninformative" where the original model shows no attack
     signal (`signal`, `_signal`'s word for it, not "yes"): an attack that cannot tell the original's members cannot
@@ -115,14 +125,10 @@ def _mia_rows(cells: list[dict], who: str, paper: pd.Series | None, label: str, 
         row.update(paper=paper["mia_acc"], paper_std=paper["mia_acc_std"])
     if who == "original":
         row["status"] = SIGNAL[_signal(row["ci_low"], row["ci_high"])]
-    elif signal != "yes":
-        row["status"] = f"{UNINFORMATIVE}: {WHY_NOT[signal]}"
-    elif samples >= GATE_MIN:
+    else:
         se, what = ((std / math.sqrt(len(mias)), f"its standard error over {len(mias)} seeds") if len(mias) > 1
                     else (_binomial_se(mean, samples), "its binomial standard error"))
-        row["status"] = within_spread(mean, 50.0, MIA_TOL, se, what)
-    else:
-        row["status"] = NOT_GATED
+        row["status"] = _mia_gate(mean, samples, signal, se, what)
     return row
 
 
@@ -356,12 +362,8 @@ def _mia_status(m: dict | None, who: str, original: dict | None) -> str:
         return SIGNAL[_signal(m["ci_low"], m["ci_high"])]
     signal = "none" if original is None or original.get("accuracy") is None else _signal(original["ci_low"],
                                                                                            original["ci_high"])
-    if signal != "yes":
-        return f"{UNINFORMATIVE}: {WHY_NOT[signal]}"
-    if m["samples"] < GATE_MIN:
-        return NOT_GATED
-    return within_spread(m["accuracy"], 50.0, MIA_TOL, _binomial_se(m["accuracy"], m["samples"]),
-                         "its binomial standard error")
+    return _mia_gate(m["accuracy"], m["samples"], signal, _binomial_se(m["accuracy"], m["samples"]),
+                     "its binomial standard error")
 
 
 def client_table(results: list[dict], missing_reason: str) -> pd.DataFrame:
