@@ -74,3 +74,40 @@ def test_bad_input(tiny, tmp_path):
     with pytest.raises(ValueError, match="--dataset 'svhn'"):
         timing.step_timing(tiny[0], "svhn", 3, str(tmp_path / "x.json"))
     assert not (tmp_path / "x.json").exists()
+
+
+def _cell(seed: int, device: str, du_s: float, stable_s: float, partition: str = "iid", rounds: int = 50):
+    """One cell's result and timing as the report reads them: sample-wise DU only, RT until stable timed."""
+    name = f"fashion_mnist_{partition}_ring_s{seed}_{device}"
+    result = {"experiment": name, "dataset": "fashion_mnist", "partition": partition, "topology": "ring",
+              "seed": seed, "rounds": rounds, "granularities": {"sample": {"du": {"messages": 1, "floats": 1}}}}
+    timing = {"experiment": name, "device": device,
+              "sample": {"du_correction_s": du_s / 2, "du_s": du_s, "rt_s": 2 * stable_s, "rt_stable_s": stable_s,
+                         "rt_stable_round": 10}}
+    return result, timing
+
+
+def _statuses(cells) -> list[str]:
+    results, timings = zip(*cells)
+    return list(report.timing_table(list(results), list(timings)).status)
+
+
+def test_the_ten_percent_line_is_decided_beyond_one_seeds_spread():
+    """DU's time over RT's until stable, one timing a seed: a seed is judged against the 10 % line only where it lies
+    farther from it than one seed's spread of the ratio in its cell (the std over the cell's seeds on its device)."""
+    spread = _statuses([_cell(1, "cuda", 9.1, 100.0), _cell(2, "cuda", 20.6, 100.0)])  # 0.091, 0.206: std 0.081
+    assert spread[0].startswith("uninformative: 0.091 lies within 0.0813 (one seed's spread over its 2 seeds on "
+                                "cuda) of the 10 % line")
+    assert spread[1] == "outside"  # 0.106 past the line, beyond 0.081
+    assert _statuses([_cell(1, "cuda", 4.0, 100.0), _cell(2, "cuda", 5.0, 100.0)]) == ["within", "within"]
+
+
+def test_a_device_with_one_seed_borrows_the_relative_spread_or_says_it_rests_on_one_seed():
+    cuda = [_cell(1, "cuda", 4.0, 100.0), _cell(2, "cuda", 5.0, 100.0)]  # mean 0.045, std 0.00707: 16 %
+    borrowed = _statuses([_cell(0, "cpu", 9.5, 100.0), *cuda])[0]  # 0.095 +- 16 %: 0.015 reaches the line
+    assert borrowed.startswith("uninformative: 0.095 lies within 0.0149 (one seed's relative spread, 16 %, over "
+                               "its 2 seeds on cuda, borrowed)")
+    assert _statuses([_cell(0, "cpu", 5.0, 100.0), *cuda])[0] == "within"  # 0.05, 0.0079 from it: far from 0.1
+    alone = _statuses([_cell(0, "cpu", 9.5, 100.0)])
+    assert alone == ["within (one seed on this device: no seed spread to weigh it against)"]
+    assert _statuses([_cell(0, "cpu", 9.5, 100.0, rounds=20)]) == ["not gated (K = 20 < 50)"]
