@@ -118,3 +118,37 @@ def test_a_precondition_row_is_no_claim_of_the_paper_and_is_not_counted():
         assert cl.counts(table.status) == cl.counts(rest.status)
         assert cl.headline(table.status) == cl.headline(rest.status)
         assert kind(pre.status.iloc[0]) is None  # the front page's counts pass over it too
+
+
+def _timed(dataset: str, ratios: list[float]) -> tuple[list[dict], dict]:
+    """Runs of one rewind (K/T = 0.5) over seeds, each unlearning in `ratio` x its learning time, as the report
+    reads them."""
+    runs = [{"dataset": dataset, "seed": seed, "like": "lacuna",
+             "learning": {"T": 100, "E_sel": 10}, "rewinds": [{"rewind": 0.5, "K": 50, "K_ep": 5, "retrain": False}]}
+            for seed in range(len(ratios))]
+    times = {(dataset, seed): {"learning_s": 10.0, "unlearning_s": {"0.5": 10.0 * ratio}}
+             for seed, ratio in enumerate(ratios)}
+    return runs, times
+
+
+def _time_statuses(*datasets) -> list[str]:
+    from unlearning.experiments.r2d.report import timing
+
+    runs, times = [], {}
+    for name, ratios in datasets:
+        r, t = _timed(name, ratios)
+        runs, times = runs + r, {**times, **t}
+    table = timing(runs, [], times, {}, {})  # beside the paper's rows (missing here)
+    return list(table[table.dataset.isin([name for name, _ in datasets])].status)
+
+
+def test_a_rewinds_time_is_decided_beyond_one_seeds_spread_at_that_rewind():
+    """Unlearning over learning time within 20 % of K/T, one timing a seed: decided only where the deviation from K/T
+    lies farther from the 20 % line than one seed's spread of it at that rewind (the std over the seeds)."""
+    near, *rest = _time_statuses(("a", [0.41, 0.45, 0.46]))  # -18, -10, -8 % from K/T: std 5.3 points
+    assert near.startswith("uninformative: -18.0 % from K/T lies within 5.3 points (one seed's spread over the 3 "
+                           "seeds at this rewind) of the 20 % line")
+    assert rest == ["holds: within 20 % of K/T"] * 2
+    assert _time_statuses(("c", [0.25, 0.275])) == ["fails: within 20 % of K/T"] * 2  # -50, -45 %: spread 3.5
+    assert _time_statuses(("b", [0.41])) == ["holds: within 20 % of K/T (one seed: no seed spread to weigh it "
+                                             "against)"]
