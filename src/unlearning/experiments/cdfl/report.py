@@ -405,6 +405,20 @@ def synthetic_timing_table(results: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def synthetic_section(synthetic: pd.DataFrame) -> Page:
+    """The page's section on time measured on synthetic inputs (`synthetic_timing_table`)."""
+    return (Page("").heading("Time on synthetic inputs (datasets not on disk)")
+            .text("cdfl-timing (experiments/cdfl/timing.py): the Table I IID-Ring setting at this scale's sizes "
+                  "(clients, samples per client, optimizer, batch, K) for the dataset's model, on seeded N(0, 1) "
+                  "images of its shape with uniform random labels: time only, no accuracy (nothing is learned from "
+                  "noise). RT = K x the mean of the timed rounds after the first (start-up; every round is one local "
+                  "epoch); DU = correction (Fisher from per-sample gradients, Newton step, noise, flooding; "
+                  "client-wise: eq. 5-6) + fine-tuning, at the models after the timed rounds. The ResNet-18 is "
+                  "models.resnet18_cifar (GroupNorm, so that the clients' steps vectorise; the paper's has "
+                  "BatchNorm). timing_synthetic.csv holds the rows.")
+            .table(synthetic, ".4g"))
+
+
 CLIENT_COLUMNS = ["dataset", "partition", "topology", "seed", "method", "removed_client", "remaining",
                   "after_correction", "after_recovery", "recovery_rounds", "rt_test", "rt_best_round", "gap",
                   "forget_acc_original", "forget_acc_unlearned", "forget_acc_rt", "mia_original", "mia_unlearned",
@@ -787,16 +801,7 @@ def write_report(params: dict, result_files: list[str], timing_files: list[str],
                 "sequential requests and client-wise removal")
     page.blocks += time_section(times, figure2(times, out)).blocks
     if not synthetic.empty:
-        page.heading("Time on synthetic inputs (datasets not on disk)")
-        page.text("cdfl-timing (experiments/cdfl/timing.py): the Table I IID-Ring setting at this scale's sizes "
-                  "(clients, samples per client, optimizer, batch, K) for the dataset's model, on seeded N(0, 1) "
-                  "images of its shape with uniform random labels: time only, no accuracy (nothing is learned from "
-                  "noise). RT = K x the mean of the timed rounds after the first (start-up; every round is one local "
-                  "epoch); DU = correction (Fisher from per-sample gradients, Newton step, noise, flooding; "
-                  "client-wise: eq. 5-6) + fine-tuning, at the models after the timed rounds. The ResNet-18 is "
-                  "models.resnet18_cifar (GroupNorm, so that the clients' steps vectorise; the paper's has "
-                  "BatchNorm). timing_synthetic.csv holds the rows.")
-        page.table(synthetic, ".4g")
+        page.blocks += synthetic_section(synthetic).blocks
     page.heading("Damping sweep: DU before fine-tuning")
     page.text("DU's correction at every damping of cdfl.sweeps.dampings (configured noise), from the same curvature "
               "and gradients as the tables. The damping is chosen by the retained data's training loss (eq. 4), "
