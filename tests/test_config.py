@@ -74,6 +74,19 @@ def test_bad_value_is_one_line_naming_the_key(params, key, value, expected):
     assert expected in message
 
 
+@pytest.mark.parametrize("section,key,typo", [("rrdu", "sensitivity", "sensitivty"), ("spine", "train", "trian")])
+def test_a_misspelt_required_key_is_named_as_the_unknown_key(params, section, key, typo):
+    """A required key spelt wrong is reported as the unknown key written, with the one meant, not as the required
+    one missing; a required key simply left out is still reported as missing."""
+    params[section][typo] = params[section].pop(key)
+    with pytest.raises(ParamsError, match=rf"^params\.yaml: {section}\.{typo}: unknown key; did you mean {key}\? "
+                                          r"valid keys here: "):
+        check_params(params)
+    del params[section][typo]
+    with pytest.raises(ParamsError, match=rf"^params\.yaml: {section}: '{key}' is a required property$"):
+        check_params(params)
+
+
 def test_forget_class_beyond_classes(params):
     set_key(params, "spine.forget.kind", "class")
     set_key(params, "spine.forget.class", 10)

@@ -250,8 +250,13 @@ StrictValidator = jsonschema.validators.extend(
 
 
 def _validate_schema(instance: dict, sub_schema: dict, prefix: str) -> None:
-    validator = StrictValidator(sub_schema)
-    error = jsonschema.exceptions.best_match(validator.iter_errors(instance))
+    """The most relevant error as one line; a required key reported missing where the same block holds an unknown
+    one is reported as that unknown key (a misspelling: "did you mean ...")."""
+    errors = list(StrictValidator(sub_schema).iter_errors(instance))
+    error = jsonschema.exceptions.best_match(errors)
+    if error is not None and error.validator == "required":
+        error = next((e for e in errors if e.validator == "additionalProperties"
+                      and list(e.absolute_path) == list(error.absolute_path)), error)
     if error is not None:
         raise ParamsError(_one_line(error, prefix))
 
