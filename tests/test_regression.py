@@ -358,12 +358,15 @@ def torch_version() -> str:
 
 
 def write_golden(path: Path, section: str, numbers: dict, made_with: dict) -> None:
-    """New numbers under the file's measured tolerances (kept: they come from tests/regression/README.md)."""
-    tolerance = json.loads(path.read_text())["tolerance"]
+    """New numbers under the file's measured tolerances and its `unpinned` cells (kept: both come from
+    tests/regression/README.md; an unpinned cell's numbers are written undefined, None, whatever the run gave)."""
+    golden = json.loads(path.read_text())
+    tolerance, unpinned = golden["tolerance"], golden.get("unpinned", {})
     missing = {family(key) for cell in numbers.values() for key in cell} - set(tolerance)
     assert not missing, f"{path.name}: no tolerance for {sorted(missing)}; measure them (tests/regression/README.md)"
-    path.write_text(json.dumps({"scale": "quick", "made_with": made_with, "tolerance": tolerance, section: numbers},
-                               indent=2, sort_keys=True) + "\n")
+    numbers = {cell: dict.fromkeys(values) if cell in unpinned else values for cell, values in numbers.items()}
+    path.write_text(json.dumps({"scale": "quick", "made_with": made_with, "tolerance": tolerance, section: numbers,
+                                **({"unpinned": unpinned} if unpinned else {})}, indent=2, sort_keys=True) + "\n")
 
 
 def family(key: str) -> str:
@@ -490,6 +493,17 @@ def test_comparison_reads_tolerances_from_the_file_and_skips_undefined(tmp_path)
     out = moved(path, "cells", {"a": {"auc": 50.6, "precision": 0.0, "per_class_accuracy.3": None}})
     assert out == ["a.auc: 50.6 (golden 50.0, tolerance 0.5)",
                    "a.per_class_accuracy.3: None (golden 0.8, tolerance 0.01)"]
+
+
+def test_rewriting_the_goldens_keeps_an_unpinned_cell_undefined(tmp_path):
+    """UPDATE_GOLDEN rewrites every number but those of the file's `unpinned` cells (chaotic at quick: README)."""
+    path = tmp_path / "x_quick.json"
+    path.write_text(json.dumps({"tolerance": {"test_accuracy": 0.01}, "unpinned": {"b": "why"},
+                                "numbers": {"a": {"test_accuracy": 0.5}, "b": {"test_accuracy": None}}}))
+    write_golden(path, "numbers", {"a": {"test_accuracy": 0.6}, "b": {"test_accuracy": 0.7}}, {"isa": "portable"})
+    golden = json.loads(path.read_text())
+    assert golden["numbers"] == {"a": {"test_accuracy": 0.6}, "b": {"test_accuracy": None}}
+    assert golden["unpinned"] == {"b": "why"} and golden["tolerance"] == {"test_accuracy": 0.01}
 
 
 def test_a_new_cell_is_reported_and_pinned_alone_and_a_gone_cell_fails(tmp_path):
