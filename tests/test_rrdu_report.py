@@ -169,3 +169,26 @@ def test_within_scratch_or_fine_tuning_is_decided_only_beyond_the_streams_standa
     assert _status(claims((8.0, 8.0, 8.0), (89.37, 91.12, 90.45)), clean) == cl.FAILS  # 1.63 apart, se 0.51
     assert _status(claims((8.0, 8.0, 8.0), (88.0, 91.0, 92.0)), clean) == cl.UNINFORMATIVE  # 1.67 apart, se 1.20
     assert _status(claims((8.0, 8.0, 8.0), (91.5, 91.9, 92.3)), clean) == cl.HOLDS  # 0.04 apart, se 0.24
+
+
+def test_a_comparison_with_the_baselines_is_decided_only_beyond_the_streams_standard_error():
+    """issue 69: "RR-DU's clean accuracy above DDP's and DP-SGD's" and "RR-DU <= fine-tuning + 2" compare means over
+    the streams; a gap inside the difference's standard error decides nothing. The record: RR-DU 90.31 (streams
+    89.37 / 91.12 / 90.45, se 0.51) against DDP 91.29, 0.98 below: fails."""
+    def claims(cleans, ddp_clean=91.29, asrs=(8.0, 8.0, 8.0), tuned=(20.0, 21.0, 22.0)):
+        seeds, ablations = _results()
+        ablations[0]["baselines"]["ddp"]["final"]["clean"] = ddp_clean
+        for stream, clean, asr, ft in zip(ablations[0]["streams"], cleans, asrs, tuned):
+            stream["rrdu"]["final"].update(clean=clean, asr=asr)
+            stream["finetune"]["final"]["asr"] = ft
+        return report.claims(seeds, ablations).set_index("claim")
+
+    above = "RR-DU's clean accuracy above DDP's and DP-SGD's"
+    assert claims((89.37, 91.12, 90.45)).loc[above].status == cl.FAILS  # 0.98 below, se 0.51
+    row = claims((89.37, 91.12, 90.45), ddp_clean=90.6).loc[above]  # 0.29 below, inside 0.51
+    assert row.status == cl.UNINFORMATIVE and "-0.287, within 0.51 (the difference's standard error" in row.reason
+    assert "standard error 0.51" in row.measured
+    assert claims((92.0, 92.2, 92.4)).loc[above].status == cl.HOLDS  # 0.91 above, se 0.12
+    tuned = "final ASR: RR-DU <= fine-tuning + 2 points"
+    assert claims((90.0,) * 3, asrs=(20.0, 24.0, 28.0)).loc[tuned].status == cl.UNINFORMATIVE  # 23 vs 24 +- 2.5
+    assert claims((90.0,) * 3, asrs=(40.0, 41.0, 42.0)).loc[tuned].status == cl.FAILS

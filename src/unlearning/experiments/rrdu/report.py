@@ -398,6 +398,19 @@ def _within_claim(ours: list[float], other: list[float], tolerance: float) -> tu
     return status.startswith(WITHIN), None, said
 
 
+def _beyond_se(gap: float, sides: list[list[float]], what: str) -> tuple[bool | None, str | None, str]:
+    """A comparison that holds where `gap` > 0, decided only where |gap| exceeds the standard error of the
+    difference over the streams (`sides`: each side's values; a side of one run adds none): the test, why it decides
+    nothing (else None) and the standard error in words."""
+    se = math.sqrt(sum((_se(v) or 0.0) ** 2 for v in sides))
+    if max(len(v) for v in sides) < 2:
+        return gap > 0, None, "one stream: no spread to weigh it against"
+    if abs(gap) <= se:
+        return None, (f"{what} {gap:+.3g}, within {se:.3g} (the difference's standard error over the streams) of "
+                      "0"), f"standard error {se:.2f}"
+    return gap > 0, None, f"standard error {se:.2f}"
+
+
 def claims(seeds: list[dict], ablations: list[dict]) -> pd.DataFrame:
     """The paper's qualitative claims (spec 8 with its dated notes), one row each per dataset run, on the shared
     claim helper: every claim needs every original to have learned the clean task (LEARNED_MARGIN points above
@@ -446,10 +459,12 @@ def claims(seeds: list[dict], ablations: list[dict]) -> pd.DataFrame:
             clean = _mean(x["final"]["clean"] for x in p1)
             rows.append(cl.row(d, "p = 1 collapses clean accuracy (mean over seeds and streams <= 20 %)",
                                f"{clean:.2f}", cl.judge(clean <= 20, [learned]), "Table 3, spec note 5", 20 - clean))
+        test, why, se = _beyond_se(ft_asr + 2 - rr_asr, [[x["final"]["asr"] for x in rr],
+                                                           [x["final"]["asr"] for x in ft]],
+                                   "fine-tuning's ASR + 2 less RR-DU's:")
         rows.append(cl.row(d, "final ASR: RR-DU <= fine-tuning + 2 points",
-                           f"RR-DU {rr_asr:.1f} ({per(rr)}), fine-tuning {ft_asr:.1f} ({per(ft)})",
-                           cl.judge(rr_asr <= ft_asr + 2, forgetting), "Fig. 1 (i); spec note 1",
-                           ft_asr + 2 - rr_asr))
+                           f"RR-DU {rr_asr:.1f} ({per(rr)}), fine-tuning {ft_asr:.1f} ({per(ft)}; {se})",
+                           cl.judge(test, forgetting, why), "Fig. 1 (i); spec note 1", ft_asr + 2 - rr_asr))
         for name, other in (("DDP", ddp), ("DP-SGD", dp)):
             margin = other["asr"] - ft_asr
             rows.append(cl.row(d, f"final ASR: fine-tuning < {name}, by more than fine-tuning's spread over the "
@@ -457,9 +472,11 @@ def claims(seeds: list[dict], ablations: list[dict]) -> pd.DataFrame:
                                cl.judge(margin > spread, forgetting),
                                "Fig. 1 (MNIST 18 < 35 < 60)", margin - spread))
         best = max(ddp["clean"], dp["clean"])
+        test, why, se = _beyond_se(rr_clean - best, [[x["final"]["clean"] for x in rr]],
+                                   "RR-DU's clean accuracy less the better baseline's:")
         rows.append(cl.row(d, "RR-DU's clean accuracy above DDP's and DP-SGD's",
-                           f"RR-DU {rr_clean:.2f}, DDP {ddp['clean']:.2f}, DP-SGD {dp['clean']:.2f}",
-                           cl.judge(rr_clean > best, [learned]), "headline, Fig. 1 (ii); spec note 6", rr_clean - best))
+                           f"RR-DU {rr_clean:.2f} ({se}), DDP {ddp['clean']:.2f}, DP-SGD {dp['clean']:.2f}",
+                           cl.judge(test, [learned], why), "headline, Fig. 1 (ii); spec note 6", rr_clean - best))
         base_tail = _tails([a["baseline"]])[0]
         stream_tails = _tails(rr)
         noise = max(stream_tails) - min(stream_tails)  # what a change of unlearning stream moves the baseline
