@@ -418,7 +418,8 @@ def claims(seeds: list[dict], ablations: list[dict]) -> pd.DataFrame:
     forgetting claims also need every original to carry the backdoor (CARRIED_MARGIN points above scratch);
     RR-DU's and fine-tuning's values are means over the unlearning streams ("within" decided only beyond the
     difference's standard error over them, `_within_claim`); trends are judged on the last hops' mean ASR of the
-    points that can move; a comparison needs a margin beyond the streams' spread."""
+    points that can move; a comparison of means is decided only beyond the difference's standard error over the
+    streams (`_beyond_se`), fine-tuning's against DDP's and DP-SGD's ASR beyond fine-tuning's spread."""
     rows = []
     for a in ablations:
         d = a["dataset"]
