@@ -278,6 +278,7 @@ def build_table(table: str, results: list[dict], missing: dict[str, str], run_gr
 
 
 TIME_LINE = 0.10  # DU's time over RT's until stable (spec A21)
+TIME_CELL = ("dataset", "partition", "topology", "granularity", "method", "device")  # a time row's cell, per device
 
 
 def _line_status(ratio: float, spread: float | None, what: str) -> str:
@@ -299,8 +300,8 @@ def _seed_spreads(rows: list[dict]) -> dict[tuple, tuple[float, str]]:
     by_cell: dict[tuple, dict[str, list[float]]] = {}
     for r in rows:
         if r["gated"] is not None:
-            cell = (r["dataset"], r["partition"], r["topology"], r["granularity"], r["method"])
-            by_cell.setdefault(cell, {}).setdefault(r["device"], []).append(r["gated"])
+            *cell, device = (r[k] for k in TIME_CELL)
+            by_cell.setdefault(tuple(cell), {}).setdefault(device, []).append(r["gated"])
     out = {}
     for cell, devices in by_cell.items():
         own = {d: (statistics.stdev(v), len(v)) for d, v in devices.items() if len(v) > 1}
@@ -331,19 +332,21 @@ def timing_table(results: list[dict], timings: list[dict]) -> pd.DataFrame:
         rounds, rt_s, stable_s = r["rounds"], times["rt_s"], times.get("rt_stable_s")
         ratio = unlearn_s / rt_s if unlearn_s is not None and rt_s else None
         stable = unlearn_s / stable_s if unlearn_s is not None and stable_s else None
-        gated = None
+        gated = None  # the ratio the 10 % line judges (after all rows: `_seed_spreads` needs every seed's)
         if status is None:  # the 10 % line reads RT until stable (spec A21, note of 2026-11-26, 5)
-            gated = stable if stable_s is not None else ratio
-            status = (missing_status(f"{method} diverged") if gated is None else
-                      f"not gated (K = {rounds} < 50)" if rounds < 50 else None)
-            gated = gated if status is None else None
+            value = stable if stable_s is not None else ratio
+            if value is None:
+                status = missing_status(f"{method} diverged")
+            elif rounds < 50:
+                status = f"not gated (K = {rounds} < 50)"
+            else:
+                gated = value
         rows.append({"dataset": r["dataset"], "partition": r["partition"], "topology": r["topology"],
                      "seed": r["seed"], "granularity": granularity, "method": method, "correction_s": correction_s,
                      "unlearn_s": unlearn_s, "rt_s": rt_s, "over_rt": ratio, "rt_stable_s": stable_s,
                      "rt_stable_round": times.get("rt_stable_round"), "over_rt_stable": stable,
                      "round_equivalents": None if unlearn_s is None else unlearn_s / (rt_s / rounds),
-                     "messages": messages, "floats": floats, "status": status, "gated": gated,
-                     "device": device, "until_stable": stable_s is not None})
+                     "messages": messages, "floats": floats, "status": status, "gated": gated, "device": device})
 
     for r in results:
         t = by_name.get(r["experiment"])
@@ -368,11 +371,11 @@ def timing_table(results: list[dict], timings: list[dict]) -> pd.DataFrame:
     spreads = _seed_spreads(rows)
     for r in rows:
         if r["gated"] is not None:
-            spread, what = spreads.get((r["dataset"], r["partition"], r["topology"], r["granularity"], r["method"],
-                                        r["device"]), (None, ""))
-            r["status"] = _line_status(r["gated"], spread, what) + (
-                "" if r["until_stable"] else " (RT over all K rounds: its until-stable time was not recorded)")
-    return pd.DataFrame(rows).drop(columns=["gated", "device", "until_stable"], errors="ignore")
+            spread, what = spreads.get(tuple(r[k] for k in TIME_CELL), (None, ""))
+            r["status"] = _line_status(r["gated"], spread, what) + ("" if r["rt_stable_s"] is not None else
+                                                                    " (RT over all K rounds: its until-stable time "
+                                                                    "was not recorded)")
+    return pd.DataFrame(rows).drop(columns=["gated", "device"], errors="ignore")
 
 
 def time_section(times: pd.DataFrame, figure: str) -> Page:
