@@ -192,3 +192,22 @@ def test_a_comparison_with_the_baselines_is_decided_only_beyond_the_streams_stan
     tuned = "final ASR: RR-DU <= fine-tuning + 2 points"
     assert claims((90.0,) * 3, asrs=(20.0, 24.0, 28.0)).loc[tuned].status == cl.UNINFORMATIVE  # 23 vs 24 +- 2.5
     assert claims((90.0,) * 3, asrs=(40.0, 41.0, 42.0)).loc[tuned].status == cl.FAILS
+
+
+def test_fine_tuning_against_ddp_and_dpsgd_fails_only_beyond_fine_tunings_spread():
+    """issue 69: "fine-tuning < DDP" compared the ASRs against fine-tuning's spread over the streams one way only: the
+    record's fine-tuning 95.0 (spread 1.0) against DDP's 94.8, 0.2 apart, read "fails". A difference inside the spread
+    decides nothing either way; one beyond it above fine-tuning's fails."""
+    def status(ddp_asr, tuned=(94.6, 94.8, 95.6)):
+        seeds, ablations = _results()
+        ablations[0]["baselines"]["ddp"]["final"]["asr"] = ddp_asr
+        for stream, ft in zip(ablations[0]["streams"], tuned):
+            stream["finetune"]["final"]["asr"] = ft
+        row = report.claims(seeds, ablations).set_index("claim").loc[
+            "final ASR: fine-tuning < DDP, by more than fine-tuning's spread over the streams"]
+        return row.status, row.reason
+
+    assert status(94.8)[0] == cl.UNINFORMATIVE and "-0.2, lies within fine-tuning's spread 1.0" in status(94.8)[1]
+    assert status(93.0)[0] == cl.FAILS  # 2 below fine-tuning's 95.0
+    assert status(96.5)[0] == cl.HOLDS
+    assert status(95.5, tuned=(95.0, 95.0, 95.0))[0] == cl.HOLDS  # one spread of 0: any gap decides

@@ -419,7 +419,7 @@ def claims(seeds: list[dict], ablations: list[dict]) -> pd.DataFrame:
     RR-DU's and fine-tuning's values are means over the unlearning streams ("within" decided only beyond the
     difference's standard error over them, `_within_claim`); trends are judged on the last hops' mean ASR of the
     points that can move; a comparison of means is decided only beyond the difference's standard error over the
-    streams (`_beyond_se`), fine-tuning's against DDP's and DP-SGD's ASR beyond fine-tuning's spread."""
+    streams (`_beyond_se`), fine-tuning's against DDP's and DP-SGD's ASR, either way, beyond fine-tuning's spread."""
     rows = []
     for a in ablations:
         d = a["dataset"]
@@ -466,11 +466,13 @@ def claims(seeds: list[dict], ablations: list[dict]) -> pd.DataFrame:
         rows.append(cl.row(d, "final ASR: RR-DU <= fine-tuning + 2 points",
                            f"RR-DU {rr_asr:.1f} ({per(rr)}), fine-tuning {ft_asr:.1f} ({per(ft)}; {se})",
                            cl.judge(test, forgetting, why), "Fig. 1 (i); spec note 1", ft_asr + 2 - rr_asr))
-        for name, other in (("DDP", ddp), ("DP-SGD", dp)):
+        for name, other in (("DDP", ddp), ("DP-SGD", dp)):  # decided either way only beyond the streams' spread
             margin = other["asr"] - ft_asr
+            why = None if abs(margin) > spread else (f"{name}'s ASR less fine-tuning's, {margin:+.1f}, lies within "
+                                                     f"fine-tuning's spread {spread:.1f} over the streams")
             rows.append(cl.row(d, f"final ASR: fine-tuning < {name}, by more than fine-tuning's spread over the "
                                "streams", f"fine-tuning {ft_asr:.1f} (spread {spread:.1f}), {name} {other['asr']:.1f}",
-                               cl.judge(margin > spread, forgetting),
+                               cl.judge(margin > spread, forgetting, why),
                                "Fig. 1 (MNIST 18 < 35 < 60)", margin - spread))
         best = max(ddp["clean"], dp["clean"])
         test, why, se = _beyond_se(rr_clean - best, [[x["final"]["clean"] for x in rr]],
