@@ -211,3 +211,15 @@ def test_fine_tuning_against_ddp_and_dpsgd_fails_only_beyond_fine_tunings_spread
     assert status(93.0)[0] == cl.FAILS  # 2 below fine-tuning's 95.0
     assert status(96.5)[0] == cl.HOLDS
     assert status(95.5, tuned=(95.0, 95.0, 95.0))[0] == cl.HOLDS  # one spread of 0: any gap decides
+
+
+def test_epsilon_01_leaves_the_highest_asr_is_uninformative_where_no_asr_could_lie_beyond_the_spread():
+    """issue 69: "epsilon = 0.1 leaves the highest ASR" fails only where another epsilon's ASR lies more than the
+    streams' spread above epsilon 0.1's; where that would need an ASR above 100 % the claim cannot fail (the MNIST
+    subset's quick record: 87.2 % with a spread of 55.3)."""
+    claim = "epsilon = 0.1 leaves the highest ASR"
+    wide = _results(eps_tails=(80.0, 30.0, 9.0, 8.0), stream_tails=(8.0, 40.0, 70.0))  # spread 62
+    row = report.claims(*wide).set_index("claim").loc[claim + " (last-hops mean)"]
+    assert row.status == cl.UNINFORMATIVE and "reaches 100 %" in row.reason
+    assert _status(report.claims(*_results(eps_tails=(60.0, 30.0, 9.0, 8.0))), claim) == cl.HOLDS  # spread 0
+    assert _status(report.claims(*_results(eps_tails=(20.0, 30.0, 9.0, 8.0))), claim) == cl.FAILS

@@ -499,7 +499,9 @@ def claims(seeds: list[dict], ablations: list[dict]) -> pd.DataFrame:
         why = (f"every epsilon's ASR lies within {FLOOR_MARGIN:g} points of scratch's {floor:.1f}"
                if eps[0][1] <= floor + FLOOR_MARGIN and top <= floor + FLOOR_MARGIN else
                f"the epsilons' ASRs span {span:.1f} points, within the streams' spread {noise:.1f}"
-               if span <= noise else None)
+               if span <= noise else
+               f"epsilon {eps[0][0]:g}'s ASR {eps[0][1]:.1f} plus the streams' spread {noise:.1f} reaches 100 %: no "
+               "epsilon's could lie beyond it" if eps[0][1] + noise >= 100 else None)
         rows.append(cl.row(d, "epsilon = 0.1 leaves the highest ASR (last-hops mean)",
                            f"epsilon {eps[0][0]:g}: {eps[0][1]:.1f} (highest {top:.1f})" + said,
                            cl.judge(eps[0][1] >= top - noise, forgetting, why), "Table 16", eps[0][1] + noise - top))
