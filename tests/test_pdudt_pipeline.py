@@ -615,3 +615,25 @@ def test_a_datasets_own_override_is_merged_into_its_experiment(params):
     assert experiment_config(params, "pdudt_mnist")["partition"]["train_per_client"] == 400
     assert experiment_config(params, "pdudt_fashion_mnist")["partition"]["train_per_client"] == 500
     assert "by_dataset" not in experiment_config(params, "pdudt_mnist")
+
+
+def test_class9_collapse_is_vacuous_where_only_the_targets_own_model_had_the_class():
+    """issue 69: under Eq. 2 the remaining clients never learn class 9, and the whole system's 0.100 is the target's
+    own model (1 of 10 clients at 100 %): removing the target removes it by definition. The recorded run read
+    "collapsed" at A (0.1000, on the vacuity line) and "vacuous" at B (0.0999)."""
+    def at(method, a, b=None):
+        result = _result(method, 50, class9=a)
+        result["checkpoints"]["B"] = _result(method, 50, class9=a if b is None else b)["checkpoints"]["B"]
+        return result
+
+    results = [at("original", 0.0), at("original_all", 0.1), at("retrain", 0.0), at("pdudt", 0.0)]
+    fig2 = report.figure2_table(results, {"fashion_mnist": 0.002})
+    statuses = fig2[(fig2["class"] == 9) & fig2.method.isin(["retrain", "pdudt"])].class9_status
+    assert len(statuses) == 4 and all(s.startswith("vacuous: Origin's remaining clients have class-9 accuracy 0.000")
+                                      for s in statuses)
+    assert "the remaining clients' 0.000: what it has is the target's own model: nothing to collapse" in \
+        report.figure2_verdict(fig2, 9)
+    carried = [at("original", 0.7), at("original_all", 0.72), at("retrain", 0.0), at("pdudt", 0.6)]
+    fig2 = report.figure2_table(carried, {"fashion_mnist": 0.002})
+    status = fig2[fig2["class"] == 9].set_index(["method", "checkpoint"]).class9_status
+    assert status[("retrain", "A")] == "collapsed" and status[("pdudt", "A")] == "not collapsed"

@@ -386,19 +386,32 @@ def figure2_table(results: list[dict], default_sigma: dict[str, float]) -> pd.Da
         return df
     # before unlearning = the whole system (all n clients) when evaluated, else Origin's remaining clients
     before_method = "original_all" if (df.method == "original_all").any() else "original"
-    origin = df[(df.method == before_method) & (df["class"] == 9)].set_index(["dataset", "checkpoint"])
+    nine = df[df["class"] == 9]
+    origin = nine[nine.method == before_method].set_index(["dataset", "checkpoint"]).client_mean_accuracy
+    remaining = nine[nine.method == "original"].set_index(["dataset", "checkpoint"]).client_mean_accuracy
     status = []
     for _, row in df.iterrows():
         if row["class"] != 9 or row.method not in COLLAPSE_METHODS:
             status.append("")
             continue
-        before = origin.loc[(row.dataset, row.checkpoint)].client_mean_accuracy
-        if before < CLASS9_VACUOUS:
-            status.append(f"vacuous: {ROWS[before_method]} has class-9 accuracy {before:.3f}")
-        else:
-            status.append("collapsed" if row.client_mean_accuracy < CLASS9_COLLAPSE * before else "not collapsed")
+        key = (row.dataset, row.checkpoint)
+        vacuous = _nothing_to_collapse(origin[key], remaining.get(key), ROWS[before_method])
+        status.append(f"vacuous: {vacuous}" if vacuous else "collapsed"
+                      if row.client_mean_accuracy < CLASS9_COLLAPSE * origin[key] else "not collapsed")
     df["class9_status"] = status
     return df
+
+
+def _nothing_to_collapse(before: float, remaining: float | None, label: str) -> str | None:
+    """Why class 9 cannot collapse, else None: Origin's accuracy on it before unlearning (`before`, of `label`) is
+    below CLASS9_VACUOUS, or the remaining clients' Origin's is (`remaining`): then what the whole system has is the
+    target's own model, which unlearning removes by definition (1/n of the mean where the target fits its class)."""
+    if before < CLASS9_VACUOUS:
+        return f"{label} has class-9 accuracy {before:.3f}"
+    if remaining is not None and remaining < CLASS9_VACUOUS:
+        return (f"Origin's remaining clients have class-9 accuracy {remaining:.3f}; {label}'s {before:.3f} is the "
+                "target's own model")
+    return None
 
 
 def figure2_verdict(f2: pd.DataFrame, target_class: int, names: dict[str, str] | None = None) -> str:
@@ -414,8 +427,10 @@ def figure2_verdict(f2: pd.DataFrame, target_class: int, names: dict[str, str] |
         parts = [f"{d}: class {target_class}'s mean client accuracy before unlearning (Origin, "
                  f"{'all n clients' if before == 'original_all' else 'remaining clients'}) is "
                  f"{acc.get((before, 'A'), float('nan')):.3f}"]
-        if acc.get((before, "A"), 0.0) < CLASS9_VACUOUS:
-            texts.append(parts[0] + ": nothing to collapse, so Figure 2 tests no unlearning here.")
+        if _nothing_to_collapse(acc.get((before, "A"), 0.0), acc.get(("original", "A")), ""):
+            own = "" if acc.get((before, "A"), 0.0) < CLASS9_VACUOUS else (
+                f", the remaining clients' {acc[('original', 'A')]:.3f}: what it has is the target's own model")
+            texts.append(parts[0] + own + ": nothing to collapse, so Figure 2 tests no unlearning here.")
             continue
         for checkpoint in ("A", "B"):
             shown = [f"{names[m]} {acc[(m, checkpoint)]:.3f}" for m in COLLAPSE_METHODS if (m, checkpoint) in acc]
