@@ -55,7 +55,7 @@ def test_figure_3c_fails_on_one_cell_outside_beyond_its_standard_error_and_else_
 
 
 def test_one_cell_of_forty_past_the_tolerance_by_what_chance_gives_decides_nothing():
-    """The recorded Figure 3c: 40 cells, the worst 1.7 standard errors past 0.01 (0.075 against 0.0375): of 40
+    """The recorded Figure 3c: 40 cells, the worst 1.8 standard errors past 0.01 (0.065 against 0.0365): of 40
     cells equal in truth, some lie that far by chance. Alone, the same cell fails."""
     se = (2 * 0.1**2 / 20) ** 0.5  # std 0.1 a side, 20 trials
     gap = 0.01 + 1.7 * se
