@@ -473,3 +473,32 @@ def test_an_mia_near_the_tolerance_decides_only_beyond_its_standard_error():
     assert _mia_status(mia(45.5, 1000), "unlearned", mia(60.0, 1000)).startswith("uninformative: |ours - paper|")
     assert _mia_status(mia(45.5, 100_000), "unlearned", mia(60.0, 1000)) == "within"
     assert _mia_status(mia(43.0, 100_000), "unlearned", mia(60.0, 1000)) == "outside"
+
+
+def test_a_class_wise_gap_tests_no_forgetting_where_the_original_barely_knows_the_class():
+    """A class-wise cell whose original holds class 0 at 6 % (RT 0 %) has nothing to forget: DU's 0 % is no removal,
+    so its gap is uninformative whatever it is, as the carried row beside it says."""
+    import pandas as pd
+
+    from unlearning.experiments.cdfl.report import cell_rows
+    from unlearning.report.compare import kind
+
+    mia = {"accuracy": 50.0, "samples": 10, "ci_low": 47.0, "ci_high": 53.0}
+
+    def cell(seed, original_class0):
+        return {"seed": seed, "class_test_images": 1000,
+                "original": {"test_accuracy": 85.0, "class_accuracy": original_class0}, "granularities": {
+                    "class": {"rt": {"best": {"test_accuracy": 84.0, "class_accuracy": 0.0}, "mia": mia},
+                              "du": {"after_correction": {"test_accuracy": 80.0, "class_accuracy": 0.0},
+                                     "after_finetune": {"test_accuracy": 84.3, "class_accuracy": 0.0},
+                                     "diverged": None, "mia": mia},
+                              "original": {"mia": mia, "forget_accuracy": None}}}}
+
+    ref = pd.DataFrame([{"method": m, "test_acc": 84.2, "test_acc_std": 0.2, "mia_acc": 50.0, "mia_acc_std": 0.5}
+                        for m in ("rt", "du")])
+    rows = {r["metric"]: r for r in cell_rows([cell(0, 6.0), cell(1, 7.0)], "class", ref)}
+    gap = rows["DU - RT gap"]["status"]
+    assert kind(gap) == "uninformative" and "barely knows the removed class (6.5 % against RT's 0.0 %)" in gap
+    assert rows["Original: removed-class test acc"]["status"].startswith("not shown")
+    rows = {r["metric"]: r for r in cell_rows([cell(0, 80.0), cell(1, 82.0)], "class", ref)}
+    assert rows["DU - RT gap"]["status"] == "within"
