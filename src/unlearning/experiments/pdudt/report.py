@@ -427,9 +427,10 @@ def figure2_verdict(f2: pd.DataFrame, target_class: int, names: dict[str, str] |
         parts = [f"{d}: class {target_class}'s mean client accuracy before unlearning (Origin, "
                  f"{'all n clients' if before == 'original_all' else 'remaining clients'}) is "
                  f"{acc.get((before, 'A'), float('nan')):.3f}"]
-        if _nothing_to_collapse(acc.get((before, "A"), 0.0), acc.get(("original", "A")), ""):
-            own = "" if acc.get((before, "A"), 0.0) < CLASS9_VACUOUS else (
-                f", the remaining clients' {acc[('original', 'A')]:.3f}: what it has is the target's own model")
+        whole, remaining = acc.get((before, "A"), 0.0), acc.get(("original", "A"))
+        if _nothing_to_collapse(whole, remaining, ""):
+            own = "" if whole < CLASS9_VACUOUS else (
+                f", the remaining clients' {remaining:.3f}: what it has is the target's own model")
             texts.append(parts[0] + own + ": nothing to collapse, so Figure 2 tests no unlearning here.")
             continue
         for checkpoint in ("A", "B"):
