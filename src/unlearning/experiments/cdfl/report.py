@@ -96,7 +96,7 @@ def _signal(ci_low: float, ci_high: float) -> str:
 
 
 def _binomial_se(accuracy: float, samples: int) -> float:
-    """The standard error (points) of an attack accuracy (%) measured on `samples` guesses."""
+    """The standard error (points) of an accuracy (%) measured on `samples` guesses or test images."""
     p = accuracy / 100
     return 100 * math.sqrt(p * (1 - p) / samples)
 
@@ -221,7 +221,7 @@ def forgetting_gate(results: list[dict], cells: list[dict], du_pairs: list[tuple
             continue
         du, rt = m["class_accuracy"], c["rt"]["best"]["class_accuracy"]
         n = class_test_images(r)
-        se = 100 * math.sqrt(sum(p / 100 * (1 - p / 100) for p in (du, rt)) / n)
+        se = math.hypot(_binomial_se(du, n), _binomial_se(rt, n))
         words = f"seed {r['seed']}: DU keeps {du:.1f} % of class 0, RT {rt:.1f} %"
         if abs(du - rt - CLASS0_GATE) <= se:
             undecided.append(f"{words}, within its standard error {se:.2g} ({n:.0f} test images) of the "

@@ -516,17 +516,14 @@ def timing(runs: list[dict], baselines: list[dict], run_times: dict, base_times:
                          "paper_unlearning": p.printed_unlearning, "paper_learning_s": p.learning_time_s,
                          "paper_unlearning_s": p.unlearning_time_s,
                          "status": missing_status(missing.get(p.dataset, "not run"))})
+    timed = [(row, row["unlearning_over_learning"] / row["K_over_T"] - 1) for row in rows if row["status"] is None]
     deviations: dict[tuple, list[float]] = {}
-    for row in rows:
-        if row["status"] is None:
-            deviations.setdefault((row["dataset"], row["rewind"]), []).append(
-                row["unlearning_over_learning"] / row["K_over_T"] - 1)
-    for row in rows:
-        if row["status"] is None:
-            seeds = deviations[(row["dataset"], row["rewind"])]
-            row["status"] = _time_status(row["unlearning_over_learning"] / row["K_over_T"] - 1,
-                                         statistics.stdev(seeds) if len(seeds) > 1 else None,
-                                         f"one seed's spread over the {len(seeds)} seeds at this rewind")
+    for row, deviation in timed:
+        deviations.setdefault((row["dataset"], row["rewind"]), []).append(deviation)
+    for row, deviation in timed:
+        seeds = deviations[(row["dataset"], row["rewind"])]
+        row["status"] = _time_status(deviation, statistics.stdev(seeds) if len(seeds) > 1 else None,
+                                     f"one seed's spread over the {len(seeds)} seeds at this rewind")
     return pd.DataFrame(rows)
 
 
