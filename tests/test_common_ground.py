@@ -249,7 +249,9 @@ def test_report_without_data_says_missing_with_the_reason(tmp_path):
     client = (tmp_path / "client.csv").read_text()
     assert "missing: no Fashion-MNIST on disk" in client
     assert "missing: no Fashion-MNIST on disk" in (tmp_path / "centralized.csv").read_text()
-    assert (tmp_path / "index.md").exists()
+    page = (tmp_path / "index.md").read_text()
+    assert page.count("Not run: no Fashion-MNIST on disk.") == 2  # both canary settings say why ...
+    assert "None" not in page  # ... and describe no run that did not happen (n = None, None runs a side)
 
 
 @pytest.mark.parametrize("edit, key", [

@@ -738,6 +738,57 @@ CANARY_TEXT = (
     "ceiling: the most these guesses can show, all of them right.")
 
 
+def convex_description(result: dict) -> list[str]:
+    """The convex canary setting's two paragraphs: what the audit computes and what ran."""
+    return [
+        "An auditor checks each certificate: it sees the models of many independent runs of the method and of "
+        "retraining, and from how well a threshold on the canary's loss tells them apart it computes a lower bound "
+        "on the epsilon the runs need (Clopper-Pearson, threshold chosen on the first half of the runs, counted on "
+        "the second). A lower bound above the claimed epsilon would be a finding: the certificate is wrong or its "
+        "assumptions fail.",
+        f"SGLU's task: L2-regularised logistic regression on {result['dataset']} binary features (the `sglu` "
+        f"section's pair and constants), n = {result['n']}, d = {result['d']}. The forget set is one canary, the "
+        "last training point with its label flipped; removing it replaces it by SGLU's random replacement point. "
+        f"{result['trials']} runs a side per method. canary_acc: the share of runs whose model predicts the "
+        "canary's flipped label (how often it was memorised). Gradient evaluations are per-sample gradients. "
+        + controls_sentence(result) + " exact_epsilon: where the method adds Gaussian noise of a known sigma around "
+        "noiseless outputs, the exact epsilon of the audited pair (its measured noiseless gap as "
+        "the sensitivity; Balle & Wang 2018, Theorem 8), which the audit's bound can only approach. "
+        "audit_epsilon_corrected: the bound with a Bonferroni correction over the table's audited rows that are not "
+        "controls (each control at the same level); "
+        "threshold_epsilon_upper bounds the epsilon this threshold's rates imply, not the mechanism's. "
+        "white_box_epsilon_corrected and gdp_epsilon_corrected: the parametric audit's bound at the same level "
+        "(privacy/gdp_audit.py, after Nasr et al. 2023's GDP audit; from all runs, both tails: the larger of a bound "
+        "from the two sides' mean difference and one from their spread, each at alpha / 2) on two scores: the "
+        "white-box score projects each released model on the direction between the two noiseless outputs (exactly "
+        "Gaussian where the method adds Gaussian noise around them: that bound judges such a row, a Gaussian pair), "
+        "the black-box one is the canary's log-odds (the attacker's view, beside it). A row that is not a Gaussian "
+        "pair (a noisy chain, an accountant's epsilon) is faulted only where Clopper-Pearson's bound, valid for any "
+        "distribution, agrees, since a Gaussian fit of 500 runs cannot check the tail that epsilon at this delta "
+        "reads. power_as_run: the probability that the judging audit as run (these runs, this correction, the "
+        "agreement rule) faults the claim when the judging score's two sides are as far apart as measured here "
+        "(Gaussian, with its 95 % range from the measurement's error); power_2x / power_4x: the same at the "
+        "separation of a Gaussian mechanism 2x / 4x the claim seen through its best test (simulated audits); "
+        "runs_for_power_2x: the runs a side the parametric audit needs to reach 0.9 at 2x, where these fall short. "
+        "white_box_mu and gdp_mu: how many pooled standard deviations apart each score puts the two sides; "
+        "mechanism_mu, for a control, how many the mechanism's best test does; a black-box score far short of it "
+        "sees little of the two outputs' gap. Verdicts: "
+        "violated (the exact epsilon or the corrected bound above the claim), not faulted (neither, with the exact "
+        "epsilon or an audit that faults one of the method's controls), uninformative (neither: the audit has shown no "
+        "power; or the noiseless output is retraining's, gap 0, so the exact epsilon is 0 by construction)."]
+
+
+def mlp_description(mlp_result: dict) -> str:
+    """The MLP canary setting's paragraph."""
+    return (
+        f"The same canary task with R2D's smooth MLP (SmeLU; widths {mlp_result['widths']}), "
+        f"{mlp_result['trials']} runs a side, removal by deletion. R2D trains by its own recipe (minibatch SGD, "
+        "decaying step) and estimates L and G as its Appendix D does; HF and CNS at the convex setting's settings. "
+        "sensitivity: the certificate's bound on the distance between the noiseless unlearned and retrained models; "
+        "noiseless_gap: that distance as measured. A gap above the bound means the certificate's premise fails here, "
+        "and the audit then faults it. " + controls_sentence(mlp_result))
+
+
 def write_report(params: dict, centralized: str | None, timing: str | None, mlp: str | None, mlp_timing: str | None,
                  decentralized: list[str], decentralized_timings: list[str], missing: dict[str, str],
                  out_dir: str, references: str | None = None, canary: list[str] | None = None,
@@ -859,52 +910,11 @@ def write_report(params: dict, centralized: str | None, timing: str | None, mlp:
             "non-members: held-out test samples. An AUC near 0.5 and a TPR near 1 % at 1 % FPR are chance.")
         page.table(ref_table)
     page.heading("Centralized removal, convex model")
-    page.text(
-        "An auditor checks each certificate: it sees the models of many independent runs of the method and of "
-        "retraining, and from how well a threshold on the canary's loss tells them apart it computes a lower bound "
-        "on the epsilon the runs need (Clopper-Pearson, threshold chosen on the first half of the runs, counted on "
-        "the second). A lower bound above the claimed epsilon would be a finding: the certificate is wrong or its "
-        "assumptions fail.")
-    page.text(
-        f"SGLU's task: L2-regularised logistic regression on {result['dataset']} binary features (the `sglu` "
-        f"section's pair and constants), n = {result['n']}, d = {result['d']}. The forget set is one canary, the "
-        "last training point with its label flipped; removing it replaces it by SGLU's random replacement point. "
-        f"{result['trials']} runs a side per method. canary_acc: the share of runs whose model predicts the "
-        "canary's flipped label (how often it was memorised). Gradient evaluations are per-sample gradients. "
-        + controls_sentence(result) + " exact_epsilon: where the method adds Gaussian noise of a known sigma around "
-        "noiseless outputs, the exact epsilon of the audited pair (its measured noiseless gap as "
-        "the sensitivity; Balle & Wang 2018, Theorem 8), which the audit's bound can only approach. "
-        "audit_epsilon_corrected: the bound with a Bonferroni correction over the table's audited rows that are not "
-        "controls (each control at the same level); "
-        "threshold_epsilon_upper bounds the epsilon this threshold's rates imply, not the mechanism's. "
-        "white_box_epsilon_corrected and gdp_epsilon_corrected: the parametric audit's bound at the same level "
-        "(privacy/gdp_audit.py, after Nasr et al. 2023's GDP audit; from all runs, both tails: the larger of a bound "
-        "from the two sides' mean difference and one from their spread, each at alpha / 2) on two scores: the "
-        "white-box score projects each released model on the direction between the two noiseless outputs (exactly "
-        "Gaussian where the method adds Gaussian noise around them: that bound judges such a row, a Gaussian pair), "
-        "the black-box one is the canary's log-odds (the attacker's view, beside it). A row that is not a Gaussian "
-        "pair (a noisy chain, an accountant's epsilon) is faulted only where Clopper-Pearson's bound, valid for any "
-        "distribution, agrees, since a Gaussian fit of 500 runs cannot check the tail that epsilon at this delta "
-        "reads. power_as_run: the probability that the judging audit as run (these runs, this correction, the "
-        "agreement rule) faults the claim when the judging score's two sides are as far apart as measured here "
-        "(Gaussian, with its 95 % range from the measurement's error); power_2x / power_4x: the same at the "
-        "separation of a Gaussian mechanism 2x / 4x the claim seen through its best test (simulated audits); "
-        "runs_for_power_2x: the runs a side the parametric audit needs to reach 0.9 at 2x, where these fall short. "
-        "white_box_mu and gdp_mu: how many pooled standard deviations apart each score puts the two sides; "
-        "mechanism_mu, for a control, how many the mechanism's best test does; a black-box score far short of it "
-        "sees little of the two outputs' gap. Verdicts: "
-        "violated (the exact epsilon or the corrected bound above the claim), not faulted (neither, with the exact "
-        "epsilon or an audit that faults one of the method's controls), uninformative (neither: the audit has shown no "
-        "power; or the noiseless output is retraining's, gap 0, so the exact epsilon is 0 by construction).")
+    for text in convex_description(result) if centralized else [f"Not run: {missing['centralized']}."]:
+        page.text(text)
     table_views(page, table, CENTRAL_VIEWS, status="audit's verdict")
     page.heading("Centralized removal, MLP")
-    page.text(
-        f"The same canary task with R2D's smooth MLP (SmeLU; widths {mlp_result['widths']}), "
-        f"{mlp_result['trials']} runs a side, removal by deletion. R2D trains by its own recipe (minibatch SGD, "
-        "decaying step) and estimates L and G as its Appendix D does; HF and CNS at the convex setting's settings. "
-        "sensitivity: the certificate's bound on the distance between the noiseless unlearned and retrained models; "
-        "noiseless_gap: that distance as measured. A gap above the bound means the certificate's premise fails here, "
-        "and the audit then faults it. " + controls_sentence(mlp_result))
+    page.text(mlp_description(mlp_result) if mlp else f"Not run: {missing.get('centralized', 'not run')}.")
     table_views(page, mlp_table, CENTRAL_VIEWS, status="audit's verdict")
     if not calibration.empty:
         page.heading("R2D's calibration on the MLP, taken apart")
