@@ -93,3 +93,19 @@ def test_check_params_exits_2_with_one_line(tmp_path, params, capsys):
     assert main(["check-params", "--params", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "unlearn.delta" in err
+
+
+def test_the_reports_setup_states_each_scales_training_from_the_params(params):
+    """The report's setup bullet states both scales' training as params.yaml resolves them, whichever scale runs,
+    and follows an edit (it once quoted a quick K of 40 after quick had moved to 20)."""
+    from unlearning.config import scale_configs
+    from unlearning.experiments.cdfl.report import choices
+
+    edited = copy.deepcopy(params)
+    edited["cdfl"]["quick"]["train"].update(rounds=17, lr=0.07)
+    edited["cdfl"]["quick"]["partition"]["train_per_client"] = 123
+    for scale in ("quick", "paper"):
+        run = check_params({**edited, "scale": scale})
+        text = choices(section_config(run, "cdfl"), [], scale_configs(run, "cdfl"))[0]
+        assert "quick (cdfl.quick, its own settings) sgd at lr 0.07, batch 50, K = 17, at most 123 images" in text
+        assert "paper adam at lr 0.001, batch 100, K = 50, the full shards, the full test set" in text

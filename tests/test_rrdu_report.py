@@ -223,3 +223,20 @@ def test_epsilon_01_leaves_the_highest_asr_is_uninformative_where_no_asr_could_l
     assert row.status == cl.UNINFORMATIVE and "reaches 100 %" in row.reason
     assert _status(report.claims(*_results(eps_tails=(60.0, 30.0, 9.0, 8.0))), claim) == cl.HOLDS  # spread 0
     assert _status(report.claims(*_results(eps_tails=(20.0, 30.0, 9.0, 8.0))), claim) == cl.FAILS
+
+
+def test_the_reports_setup_states_each_scales_walk_from_the_params(params):
+    """The setup bullet states both scales' training walk as params.yaml resolves them and follows an edit (it once
+    quoted quick's walk as 30 hops of 2 epochs after quick had moved to 60 hops of 1)."""
+    import copy
+
+    from unlearning.config import check_params, scale_configs
+    from unlearning.experiments.rrdu.steps import config
+
+    edited = copy.deepcopy(params)
+    edited["rrdu"]["quick"]["train"].update(hops=45, epochs=3)
+    run = check_params({**edited, "scale": "quick"})
+    text = next(line for line in report.choices(config(run), [], [], scale_configs(run, "rrdu"))
+                if line.startswith("- Training"))
+    assert "quick (rrdu.quick, its own settings) T = 45 hops of 3 local epoch(s), batch 16" in text
+    assert "paper T = 100 hops of 1 local epoch(s), batch 64, lr 0.005, the official shards" in text

@@ -261,10 +261,19 @@ def _validate_schema(instance: dict, sub_schema: dict, prefix: str) -> None:
         raise ParamsError(_one_line(error, prefix))
 
 
+SCALES = ("quick", "paper")
+
+
 def section_config(params: dict, section: str) -> dict:
     """A section with its scale override merged in (`quick:`/`paper:` dropped)."""
     body = params[section]
-    return deep_merge({k: v for k, v in body.items() if k not in ("quick", "paper")}, body.get(params["scale"]) or {})
+    return deep_merge({k: v for k, v in body.items() if k not in SCALES}, body.get(params["scale"]) or {})
+
+
+def scale_configs(params: dict, section: str) -> dict[str, dict]:
+    """The section as each scale resolves it, so that a report can state both scales' settings from the params
+    instead of quoting them."""
+    return {scale: section_config({**params, "scale": scale}, section) for scale in SCALES}
 
 
 def experiments(params: dict, section: str) -> list[str]:
@@ -602,7 +611,7 @@ def check_params(params: dict, source: str = "params.yaml", plugins: bool = True
             continue
         cfg = section_config(params, section)
         section_schema = {"$defs": full["$defs"], **full["$defs"][section], "required": [
-            k for k in full["properties"][section]["allOf"][1]["required"] if k not in ("quick", "paper")]}
+            k for k in full["properties"][section]["allOf"][1]["required"] if k not in SCALES]}
         _validate_schema(cfg, section_schema, f"{source}: {section}.{params['scale']} merged: ")
         if section in CHECKS:
             CHECKS[section](cfg, source)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ...config import scale_configs
 from ...data.sources import DATASETS
 from ...evaluate.gates import GATE_MIN
 from ...files import atomic_path, read_json
@@ -645,19 +646,23 @@ def regime_table(results: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def choices(cfg: dict, results: list[dict]) -> list[str]:
+def _scale_training(c: dict) -> str:
+    """One scale's training settings, as params.yaml resolves them."""
+    t, per, test = c["train"], c["partition"]["train_per_client"], c["eval"]["test_images"]
+    return (f"{t['optimizer']} at lr {t['lr']:g}, batch {t['batch_size']}, K = {t['rounds']}, "
+            + ("the full shards" if per is None else f"at most {per} images per client") + ", "
+            + ("the full test set" if test is None else f"{test} test images"))
+
+
+def choices(cfg: dict, results: list[dict], scales: dict[str, dict]) -> list[str]:
+    """The setup's choices; `scales`: the section as each scale resolves it (config.scale_configs)."""
     engine = results[0]["engine"] if results else {}
     t, u = cfg["train"], cfg["unlearn"]
     return [
         f"- Training: model-mixing D-PSGD, one local epoch per round, lr {t['lr']:g}, batch {t['batch_size']}, "
-        f"K = {t['rounds']} rounds (one K for every cell), {cfg['clients']} clients. At scale quick these are "
-        "quick-only settings (cdfl.quick in params.yaml: plain SGD, lr 0.1, batch 50, a few hundred images per client "
-        "or fewer, 1,000 test images), "
-        "not the paper scale's Adam at lr 0.001 / batch 100 / K = 50 (the calibration above). The quick K is 40, "
-        "not 10: after 10 rounds the original sat far "
-        "from a stationary point, where eq. 3's sum over U_c is mostly the residual training gradient rather than "
-        "the deletion's effect, and the lowest retained loss of the damping sweep was at the largest damping "
-        "(a correction near 0).",
+        f"K = {t['rounds']} rounds (one K for every cell), {cfg['clients']} clients. The scales of params.yaml: "
+        f"quick (cdfl.quick, its own settings) {_scale_training(scales['quick'])}; paper "
+        f"{_scale_training(scales['paper'])} (the optimizer and K from the calibration above).",
         f"- Local optimizer: {engine.get('optimizer', 'sgd')} (cdfl.train.optimizer; the paper does not say), "
         f"per-client state carried across rounds, kept by the clients through DU's fine-tuning, fresh for RT. "
         f"L2 term in training and in DU's gradients: {engine.get('l2_trained', 0):g} (cdfl.train.l2).",
@@ -685,7 +690,8 @@ def choices(cfg: dict, results: list[dict]) -> list[str]:
         f"gated on 50 +- {MIA_TOL:g} only where 2s >= {GATE_MIN}, else the 95 % Wilson interval.",
         "- The gap's z-score: (our mean gap - the paper's gap) / our gap's std over seeds (shown with > 1 seed).",
         "- Time: training / unlearning computation only (evaluation excluded), one process; DU = correction + "
-        "fine-tuning. The 10 % line is gated only where K >= 50 (DU costs about 2.4 round-equivalents).",
+        "fine-tuning. The 10 % line is gated only where K >= 50 (DU costs a few round-equivalents whatever K is: "
+        "column round_equivalents).",
         "- PDUDT's time (client-wise, Figure 2): its correction plus its subsequent rounds up to the first whose "
         "test accuracy is within 1 point of its best in the window (the time to stabilise; the whole window is in "
         "the timing file); its history is recorded during the original's training, which is not counted.",
@@ -803,15 +809,16 @@ def write_report(params: dict, result_files: list[str], timing_files: list[str],
         page.text(f"The original models reach {min(accs):.1f}-{max(accs):.1f} % test accuracy after "
                   f"{results[0]['rounds']} rounds (chance: 10 %).")
     page.heading("Optimizer and K calibration (the paper names no optimizer)")
-    page.text("The paper names no local optimizer, and plain SGD at its lr 0.001 stays far below its RT. Each "
-              "optimizer of cdfl.calibration.optimizers trains the Table I IID-Ring original (the scale's lr, batch "
-              "and L2) for cdfl.calibration.max_rounds rounds. Its K is the first round from "
-              "cdfl.calibration.min_rounds on whose averaged model lies within cdfl.calibration.within points of the "
-              "paper's RT; the cheapest optimizer has the smallest K. min_rounds (50) keeps K where the paper's "
-              "claims are made: its 97 % time saving, with DU costing about 2.4 round-equivalents, needs K >= 50 "
-              "(DU under 3 % of RT), and after a few rounds the original is far from a stationary point, where "
-              "eq. 3's sum over the deleted samples is mostly the residual training gradient. One optimizer and K for "
-              "every cell of a dataset (cdfl.train), never per cell; calibration.csv holds the curves.")
+    page.text("The paper names no local optimizer. Each optimizer of cdfl.calibration.optimizers trains the Table I "
+              "IID-Ring original (the scale's lr, batch and L2) for cdfl.calibration.max_rounds rounds. Its K is the "
+              "first round from cdfl.calibration.min_rounds on whose averaged model lies within "
+              "cdfl.calibration.within points of the paper's RT; the cheapest optimizer has the smallest K. "
+              "min_rounds keeps K where the paper's claims are made: its 97 % time saving needs RT's K rounds to "
+              "dwarf DU, which costs a few round-equivalents whatever K is (the time table's round_equivalents), and "
+              "in the first rounds the original is far from a stationary point, where eq. 3's sum over the deleted "
+              "samples is mostly the residual training gradient. One optimizer and K for every cell of a dataset "
+              "(cdfl.train), never per cell; calibration.csv holds the curves; the table below gives each "
+              "optimizer's best.")
     cal_lines, cal_summary = calibration_text(cfg, cal_results)
     page.bullets(cal_lines)
     if not cal_summary.empty:
@@ -889,7 +896,7 @@ def write_report(params: dict, result_files: list[str], timing_files: list[str],
         + ["- PDUDT is the approximate re-implementation described above (the paper does not say how it ran "
            "PDUDT on its model-mixing system)."])
     page.heading("Choices where the paper is silent")
-    page.bullets(choices(cfg, results))
+    page.bullets(choices(cfg, results, scale_configs(params, "cdfl")))
     page.write(out)
 
 

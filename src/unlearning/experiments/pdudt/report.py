@@ -99,9 +99,9 @@ MIXING = {"model": "model mixing, theta <- W theta - lr g (D-PSGD, the paper's O
           "gradient": "gradient mixing, theta_i <- theta_i - lr sum_j W_ij g_j (Eq. 2)"}
 CHOICES = [
     "- Origin's training: D-PSGD's model mixing, as Appendix I.2 names Origin (\"the D-PSGD algorithm (Lian et al., "
-    "2017)\"); Algorithm 2's line 6 prints gradient mixing (Eq. 2), run as candidate `eq2`. Under Eq. 2 the remaining "
-    "models learn the class the target owns only in the first rounds and lose it within the first tens of rounds "
-    "(the round-by-round curve in the settings section below), so at t1 nothing is left to unlearn. Every client "
+    "2017)\"); Algorithm 2's line 6 prints gradient mixing (Eq. 2), run as candidate `eq2`: whether the remaining "
+    "models then hold the class the target owns at t1 is measured round by round in the settings section, where "
+    "`eq2` runs. Every client "
     "stores its pseudo-gradients and the round's W as Algorithm 2's lines 4-5 say, and PDUDT's Eq. 7-9 run on that "
     "store unchanged. Eq. 7 is derived for Eq. 2: under model mixing the replay is a heuristic, not the paper's "
     "method (labelled \"heuristic replay under D-PSGD\"): round t's gradient reaches the others through every later "

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ...config import scale_configs
 from ...data.availability import MNIST_SUBSET_LABEL
 from ...data.sources import DATASETS
 from ...files import atomic_path, read_json
@@ -638,7 +639,16 @@ def originals_table(seeds: list[dict], ablations: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def choices(cfg: dict, seeds: list[dict], ablations: list[dict]) -> list[str]:
+def _scale_training(c: dict) -> str:
+    """One scale's training walk, as params.yaml resolves it."""
+    t, per, test = c["train"], c["train_per_client"], c["eval"]["test_images"]
+    return (f"T = {t['hops']} hops of {t['epochs']} local epoch(s), batch {t['batch_size']}, lr {t['lr']:g}, "
+            + ("the official shards" if per is None else f"{per} images per client") + ", "
+            + ("the full test set" if test is None else f"{test} test images"))
+
+
+def choices(cfg: dict, seeds: list[dict], ablations: list[dict], scales: dict[str, dict]) -> list[str]:
+    """The setup's choices; `scales`: the section as each scale resolves it (config.scale_configs)."""
     from ...privacy import rrdu_noise as rn
 
     t, u, bd, b = cfg["train"], cfg["unlearn"], cfg["backdoor"], cfg["baselines"]
@@ -658,10 +668,8 @@ def choices(cfg: dict, seeds: list[dict], ablations: list[dict]) -> list[str]:
         f"{bd['test_seed']}), so a clean model scores about 10 %.",
         f"- Training (Alg. 2): T = {t['hops']} hops, {t['epochs']} local epoch(s) per hop, batch {t['batch_size']}, "
         f"Adam lr {t['lr']:g} (betas 0.9 / 0.999), one optimizer carried with the token; u_0 uniform, then uniform "
-        "over V minus the holder. At scale quick these are quick-only settings (batch 16, 2 epochs per hop, lr "
-        "0.001, T = 30, 200 images per client): at the paper's batch 64 and lr 0.005 with a few hundred images per "
-        "client, the 20-30-hop original never carried the backdoor (ASR 4-36 % over the three seeds; u is visited "
-        "0-5 times, 4 steps a visit, and lr 0.005 on FLNet's 1.6M weights is too noisy to hold it).",
+        "over V minus the holder. The scales of params.yaml: quick (rrdu.quick, its own settings) "
+        f"{_scale_training(scales['quick'])}; paper {_scale_training(scales['paper'])}.",
         f"- Unlearning: T_u = {u['hops']} hops, Adam lr {u['lr']:g} (the paper's; "
         + ("a fresh Adam state at every hop of every method, spec 2.4(c)" if u["semantics"] == "adam_fresh" else
            "the Adam state continued from training") +
@@ -786,8 +794,7 @@ def write_report(params: dict, seed_files: list[str], ablation_files: list[str],
                       "travels with the token from training into unlearning (the default); adam_fresh (2.4(c), the "
                       "style of the authors' earlier federated code): every unlearning hop starts from a fresh "
                       "Adam, whose first step moves every coordinate by about lr; sgd_literal: Alg. 4's plain step "
-                      "at u. Whether the backdoor wears off under fine-tuning (p = 0) depends on this choice, which "
-                      "the paper does not state.")
+                      "at u. The paper does not state which; the table gives each p's ASR under each.")
             page.table(semantics, ".4g")
     page.heading("Figure 1: clean accuracy and ASR over rounds")
     page.text("The first seed's original (rounds 0..T), then from the unlearning start (dashed) RR-DU at the "
@@ -809,10 +816,9 @@ def write_report(params: dict, seed_files: list[str], ablation_files: list[str],
     page.heading("Missing")
     page.bullets([f"- {d}: {reason}" for d, reason in missing.items()] +
                  ["- CIFAR-10 (ResNet-18) and MNIST's own 60,000 digits need their files on disk (a network; without "
-                  f"them the MNIST column runs on the {MNIST_SUBSET_LABEL}); the paper scale (T = T_u = 100, full "
-                  "shards) is meant for a GPU and has no recorded run yet."])
+                  f"them the MNIST column runs on the {MNIST_SUBSET_LABEL})."])
     page.heading("Choices where the paper is silent")
-    page.bullets(choices(cfg, seeds, ablations))
+    page.bullets(choices(cfg, seeds, ablations, scale_configs(params, "rrdu")))
     page.write(out)
 
 
