@@ -240,3 +240,14 @@ def test_the_reports_setup_states_each_scales_walk_from_the_params(params):
                 if line.startswith("- Training"))
     assert "quick (rrdu.quick, its own settings) T = 45 hops of 3 local epoch(s), batch 16" in text
     assert "paper T = 100 hops of 1 local epoch(s), batch 64, lr 0.005, the official shards" in text
+
+
+def test_a_stream_that_never_reaches_15_percent_reads_never():
+    """'Forgets faster': a p = 0 stream that never gets to ASR <= 15 % is written "never" (not Python's None), and
+    p = 0.1 reaching it first holds."""
+    seeds, ablations = _results()
+    for rec in seeds[0]["table3"]:
+        if rec["p"] == 0.0:
+            rec["first_round_asr_le_15"] = None
+    row = report.claims(seeds, ablations).set_index("claim").filter(like="no more rounds than p = 0", axis=0).iloc[0]
+    assert row.status == cl.HOLDS and "p=0.1 round 110, p=0 round never" in row.measured and "None" not in row.measured

@@ -530,11 +530,16 @@ def claims(seeds: list[dict], ablations: list[dict]) -> pd.DataFrame:
             why = "neither p reached ASR <= 15 % on any seed or stream" if all(
                 f is None and z is None for f, z in pairs) else None
             rows.append(cl.row(d, "RR-DU (p = 0.1) reaches ASR <= 15 % in no more rounds than p = 0, every seed and "
-                               "stream", "; ".join(f"p=0.1 round {f}, p=0 round {z}" for f, z in pairs),
+                               "stream", "; ".join(f"p=0.1 round {_round(f)}, p=0 round {_round(z)}" for f, z in pairs),
                                cl.judge(len(reached) == len(pairs) and all(
                                    (f or never) <= (z or never) for f, z in pairs), forgetting, why),
                                "Table 3 prose 'forgets faster'; spec 8"))
     return pd.DataFrame(rows, columns=cl.COLUMNS)
+
+
+def _round(r: int | None) -> str:
+    """The first round at ASR <= 15 %, or "never" (the stream did not reach it)."""
+    return "never" if r is None else str(r)
 
 
 def cost_table(ablations: list[dict], timings: dict[str, dict]) -> pd.DataFrame:
