@@ -807,16 +807,14 @@ def write_report(params: dict, centralized: str | None, timing: str | None, mlp:
     if centralized:
         result = json.loads(Path(centralized).read_text())
         table = centralized_table(result, json.loads(Path(timing).read_text()))
-    else:
-        c, budget = config(params)["centralized"], config(params)["budget"]
-        result = {"dataset": c["dataset"], "n": None, "d": None, "trials": c["trials"], "controls": c["controls"],
-                  **budget}
-        table = pd.DataFrame([{"method": m, "status": f"missing: {missing['centralized']}"} for m in c["methods"]])
+    else:  # nothing ran: the page says why (no run to describe)
+        table = pd.DataFrame([{"method": m, "status": f"missing: {missing['centralized']}"}
+                              for m in config(params)["centralized"]["methods"]])
     if mlp:
         mlp_result = json.loads(Path(mlp).read_text())
         mlp_table = centralized_table(mlp_result, json.loads(Path(mlp_timing).read_text()))
     else:
-        mlp_result = {"widths": None, "trials": None, "controls": config(params)["centralized"]["controls"]}
+        mlp_result = {}
         mlp_table = pd.DataFrame([{"method": "all", "status": f"missing: {missing.get('centralized', 'not run')}"}])
     dec_results = [json.loads(Path(f).read_text()) for f in decentralized]
     checked = with_one_class_checks(dec_results, one_class or [])
